@@ -1,0 +1,49 @@
+/* cisolve: run options. Defaults, then options from the input file, then the command line
+ * (io/options.c). docs/usage.md documents every field through `cisolve --help`.
+ */
+#ifndef CIS_OPTIONS_H
+#define CIS_OPTIONS_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/problem.h"
+
+typedef enum { CIS_DEVICE_AUTO = 0, CIS_DEVICE_CPU, CIS_DEVICE_GPU } cis_device_kind;
+typedef enum { CIS_SOLVER_DAVIDSON = 0, CIS_SOLVER_LANCZOS } cis_solver_kind;
+
+typedef struct {
+  char input[4096];
+  char output[4096];        /* default: input name with .out.h5 */
+  char export_matrix[4096]; /* "" = none */
+  char checkpoint[4096];
+
+  int nroots;
+  double tol_energy, tol_residual;
+  int max_iter, max_subspace;
+  double level_shift;
+  cis_solver_kind solver;
+
+  int space_set;            /* --space given (else the file's, else fci) */
+  cis_space_kind space_kind;
+  int space_level;
+  int ms2_set, ms2;         /* --ms2 overrides the file's MS2 */
+  int64_t ref_size;         /* 0 = automatic */
+
+  cis_device_kind device;
+  int device_index;         /* -1 = any */
+  int64_t mem;              /* host budget for cached Expansion blocks; -1 = default */
+  int64_t gpu_mem;          /* -1 = default */
+  int threads;              /* 0 = OpenMP default */
+  int verbose;
+  int quiet;
+} cis_options;
+
+void cis_options_default(cis_options *o);
+/* Parse argv. Returns CIS_OK; sets *exit_now (and prints) for --help / --version. */
+cis_err cis_options_parse(int argc, char **argv, cis_options *o, int *exit_now);
+/* Apply options found in the input file, skipping those given on the command line. */
+cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, char **argv);
+void cis_options_print_help(void);
+
+#endif

@@ -1,0 +1,97 @@
+/* cisolve: the problem as read from the input, before any Hamiltonian is built.
+ *
+ * io/ fills a cis_problem from an FCIDUMP, an input.h5 or a Matrix Market file;
+ * hamiltonian/ turns it into a determinant space and a hybrid matrix. Ownership: everything
+ * pointed to belongs to the cis_problem and is released by cis_problem_free().
+ *
+ * Determinant bit strings: orbital p (0-based) of a string is bit (p % 64) of word (p / 64);
+ * a string of norb orbitals takes cis_nwords(norb) 64-bit words. A determinant is its alpha
+ * string followed by its beta string; its sign convention is that of PySCF's cistring (all
+ * alpha creators to the left of all beta creators, each in ascending orbital order).
+ */
+#ifndef CIS_PROBLEM_H
+#define CIS_PROBLEM_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+
+static inline int cis_nwords(int norb) { return (norb + 63) / 64; }
+
+/* Number of unique pairs (p>=q) and the 8-fold packed index of (pq|rs), as in PySCF's
+ * ao2mo.restore(8, ...) and FCIDUMP order: pq = p*(p+1)/2+q for p>=q, then the same on pairs. */
+static inline int64_t cis_pair(int64_t p, int64_t q) {
+  return p >= q ? p * (p + 1) / 2 + q : q * (q + 1) / 2 + p;
+}
+static inline int64_t cis_eri_index(int p, int q, int r, int s) {
+  return cis_pair(cis_pair(p, q), cis_pair(r, s));
+}
+static inline int64_t cis_eri_size(int norb) {
+  int64_t np = (int64_t)norb * (norb + 1) / 2;
+  return np * (np + 1) / 2;
+}
+
+typedef struct {
+  int norb;
+  int nalpha, nbeta; /* electrons of each spin; ms2 = nalpha - nbeta */
+  double ecore;      /* nuclear repulsion + frozen core, Eh */
+  double *h1e;       /* norb*norb, symmetric, row-major */
+  double *eri;       /* cis_eri_size(norb), 8-fold packed chemists' (pq|rs) */
+  int *orbsym;       /* norb irrep labels (1-based as in FCIDUMP), or NULL */
+  int isym;          /* target irrep from the FCIDUMP (informational), 0 if absent */
+} cis_integrals;
+
+typedef enum {
+  CIS_SPACE_FCI = 0,
+  CIS_SPACE_TRUNCATED, /* all determinants within `level` excitations of the reference */
+  CIS_SPACE_LIST       /* an explicit determinant list */
+} cis_space_kind;
+
+typedef struct {
+  cis_space_kind kind;
+  int level;           /* excitation level for CIS_SPACE_TRUNCATED (2 = CISD, ...) */
+  /* Reference determinant(s), nref_dets of them: alpha then beta strings, each
+   * cis_nwords(norb) words. NULL means the aufbau determinant (lowest orbitals). */
+  int64_t nref_dets;
+  uint64_t *ref_alpha, *ref_beta;
+  /* Explicit list for CIS_SPACE_LIST: ndets alpha and beta strings. */
+  int64_t ndets;
+  uint64_t *det_alpha, *det_beta;
+} cis_space_spec;
+
+/* An explicit symmetric matrix (both triangles stored), CSR, 0-based. */
+typedef struct {
+  int64_t n;
+  int64_t nnz;
+  int64_t *rowptr; /* n+1 */
+  int32_t *col;    /* nnz, sorted within each row */
+  double *val;     /* nnz */
+} cis_csr;
+
+typedef enum { CIS_PROBLEM_INTEGRALS = 0, CIS_PROBLEM_MATRIX } cis_problem_kind;
+
+/* Options stored in an input file, as (long option name without "--", value) strings; the
+ * command line is applied after them and overrides them. */
+#define CIS_MAX_FILE_OPTIONS 64
+typedef struct {
+  int n;
+  struct {
+    char key[64];
+    char value[256];
+  } kv[CIS_MAX_FILE_OPTIONS];
+} cis_kvlist;
+
+typedef struct {
+  cis_problem_kind kind;
+  char source[4096];       /* the input path, for messages and the output's provenance */
+  cis_integrals ints;      /* CIS_PROBLEM_INTEGRALS */
+  cis_space_spec space;    /* CIS_PROBLEM_INTEGRALS; kind FCI unless the file says */
+  int space_from_file;     /* the input file named a space */
+  cis_csr matrix;          /* CIS_PROBLEM_MATRIX */
+  cis_kvlist file_options; /* solver options found in the input file */
+} cis_problem;
+
+void cis_problem_free(cis_problem *p);
+void cis_csr_free(cis_csr *m);
+
+#endif

@@ -1,0 +1,57 @@
+/* cisolve: the Hamiltonian of a determinant space (or an explicit matrix) in hybrid storage.
+ *
+ * cis_hmat_build_ci: Slater-Condon matrix elements over `space` (borrowed, must outlive the
+ * hmat), generated row block by row block on OpenMP threads through alpha/beta string link
+ * tables. Reference columns go to the resident ELL block; Expansion rows to CSR blocks, kept
+ * while `mem_budget` allows and regenerated on the fly (hyb.regen) otherwise.
+ *
+ * cis_hmat_build_csr: an explicit symmetric matrix. It is permuted so that its lowest
+ * diagonal elements come first (the Reference region); `perm` maps back.
+ *
+ * Ownership: *out is allocated here; cis_hmat_destroy(&h) frees it and sets h = NULL.
+ */
+#ifndef CIS_HMAT_H
+#define CIS_HMAT_H
+
+#include <stdint.h>
+
+#include "core/problem.h"
+#include "hamiltonian/space.h"
+#include "spmv/hyb.h"
+
+typedef struct {
+  int64_t mem_budget; /* bytes for cached Expansion blocks; < 0 = default (see hmat.c) */
+  int64_t ref_size;   /* explicit matrices only: Reference region size; 0 = automatic */
+  int64_t block_rows; /* rows per Expansion block; 0 = automatic */
+  int nthreads;       /* 0 = OpenMP default */
+} cis_hmat_opts;
+
+typedef struct {
+  double t_build;            /* seconds to build (ELL + cached blocks) */
+  int64_t elements_generated;/* matrix elements produced while building */
+  int64_t ell_bytes, cached_bytes, streamed_bytes_per_matvec;
+  int64_t budget;            /* the budget that was applied */
+} cis_hmat_stats;
+
+typedef struct cis_hmat {
+  int64_t n;
+  int64_t nref;        /* Reference region size (= hyb.ell.boundary) */
+  double ecore;        /* constant added to eigenvalues of H (0 for explicit matrices) */
+  cis_hyb hyb;         /* what backends apply */
+  double *hdiag;       /* n, host */
+  double *hpp;         /* nref x nref, the Reference block, host, column-major */
+  int64_t *perm;       /* explicit matrices: our row i is input row perm[i]; NULL for CI */
+  const cis_space *space; /* CI problems; NULL for explicit matrices */
+  cis_hmat_stats stats;
+} cis_hmat;
+
+cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
+                          const cis_hmat_opts *opts, cis_hmat **out);
+cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat **out);
+void cis_hmat_destroy(cis_hmat **h);
+
+/* The whole matrix (our order) as CSR, both triangles, rows sorted (for --export-matrix and
+ * tests). Allocates *out's arrays. */
+cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out);
+
+#endif

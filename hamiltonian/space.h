@@ -1,0 +1,55 @@
+/* cisolve: determinant spaces.
+ *
+ * A space is a set of determinants (alpha string, beta string) drawn from two string lists.
+ * Determinants are numbered in *our order*: the Reference region first (the reference
+ * determinant(s), then the rule of docs/format.md: lowest diagonal energies), then the
+ * Expansion Space (ascending diagonal energy is NOT required there; see space.c).
+ *
+ * Ownership: cis_space_build allocates *out; cis_space_destroy(&s) frees it and sets s = NULL.
+ */
+#ifndef CIS_SPACE_H
+#define CIS_SPACE_H
+
+#include <stdint.h>
+
+#include "core/problem.h"
+
+typedef struct cis_space cis_space;
+
+typedef struct {
+  int64_t ref_size;  /* requested Reference region size; 0 = automatic */
+  int nthreads;      /* OpenMP threads; 0 = default */
+} cis_space_opts;
+
+/* Build the space of `spec` for the electrons of `ints` (nalpha, nbeta), compute the diagonal
+ * energies and order it Reference region first. Errors: CIS_ERR_INPUT (impossible electron
+ * count, a reference/list determinant with the wrong electron count or beyond norb, an empty
+ * space, more than 2^31-1 determinants). */
+cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
+                        const cis_space_opts *opts, cis_space **out);
+void cis_space_destroy(cis_space **s);
+
+int64_t cis_space_ndet(const cis_space *s);
+int64_t cis_space_nref(const cis_space *s);   /* the Reference region size chosen */
+int cis_space_norb(const cis_space *s);
+int cis_space_nwords(const cis_space *s);
+int cis_space_nalpha(const cis_space *s);
+int cis_space_nbeta(const cis_space *s);
+const char *cis_space_describe(const cis_space *s); /* e.g. "CISD (level 2)" */
+/* Strings of determinant i (in our order): nwords words each. */
+const uint64_t *cis_space_alpha(const cis_space *s, int64_t i);
+const uint64_t *cis_space_beta(const cis_space *s, int64_t i);
+/* Diagonal energies H_ii (without ecore), in our order. */
+const double *cis_space_hdiag(const cis_space *s);
+/* Index of the determinant (alpha, beta) in our order, or -1 if not in the space. */
+int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t *beta);
+
+/* <S^2> of k host vectors (n x k, ld n) over this space: s2[j] = c_j^T S^2 c_j / c_j^T c_j.
+ * S^2 maps out of a truncated space; only components inside it count (the projected S^2). */
+cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2);
+
+/* Occupation string of a determinant: one char per orbital, '2', 'a', 'b' or '0'. buf must
+ * hold norb+1 chars. */
+void cis_space_det_string(const cis_space *s, int64_t i, char *buf);
+
+#endif

@@ -1,0 +1,24 @@
+/* cisolve: reading problems. The format is detected from the file's content, not its name:
+ * the HDF5 signature -> input.h5 v1 (docs/input-format.md); "%%MatrixMarket" -> an explicit
+ * symmetric matrix; otherwise an FCIDUMP (a "&FCI" namelist header).
+ *
+ * On success *p is filled and owned by the caller (cis_problem_free). On failure *p is left
+ * empty and the error names the file and the line or dataset, and what was expected.
+ */
+#ifndef CIS_INPUT_H
+#define CIS_INPUT_H
+
+#include "core/problem.h"
+
+cis_err cis_input_read(const char *path, cis_problem *p);
+
+cis_err cis_fcidump_read(const char *path, cis_problem *p);
+cis_err cis_h5input_read(const char *path, cis_problem *p);
+cis_err cis_mtx_read(const char *path, cis_problem *p);
+
+/* Write an explicit matrix: Matrix Market (".mtx", lower triangle, symmetric) or HDF5 CSR
+ * (".h5", the /matrix group of docs/input-format.md) chosen by the extension. Atomic
+ * (temporary name, then rename). */
+cis_err cis_matrix_write(const char *path, const cis_csr *m);
+
+#endif

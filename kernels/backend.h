@@ -1,0 +1,74 @@
+/* cisolve: the backend ops table. solver/ and hamiltonian/ see only this header: where the
+ * n-length vectors live (host memory or device memory) and how they are combined is the
+ * backend's business. Subspace-sized data (projected matrices, Ritz coefficients) always live
+ * on the host, as plain arrays.
+ *
+ * Conventions: a "vector block" is n x k doubles, column-major, leading dimension n, allocated
+ * with ops->alloc. Pointers into a block (block + j*n) are valid arguments. Host-side small
+ * matrices are column-major too. Every op returns cis_err; errors name the library status.
+ *
+ * Implementations: kernels/backend_cpu.c (OpenBLAS + OpenMP, always built) and
+ * kernels/backend_cuda.cu (cuBLAS + our SpMV kernels, built with CISOLVE_ENABLE_CUDA; without
+ * it cis_backend_create_cuda returns CIS_ERR_NOT_COMPILED). Both give the same energies to 1e-10.
+ */
+#ifndef CIS_BACKEND_H
+#define CIS_BACKEND_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "spmv/hyb.h"
+
+typedef struct cis_backend cis_backend;
+
+typedef struct {
+  /* Take the matrix that matvec applies (borrowed; must outlive the backend's use). A device
+   * backend uploads the resident parts here. */
+  cis_err (*attach)(cis_backend *be, const cis_hyb *H);
+  /* Y = H X for a block of k vectors (Y overwritten). */
+  cis_err (*matvec)(cis_backend *be, int k, const double *X, double *Y);
+
+  cis_err (*alloc)(cis_backend *be, int64_t count, double **p); /* zero-filled */
+  void (*free)(cis_backend *be, double **p);                     /* leaves *p == NULL */
+  cis_err (*to_host)(cis_backend *be, double *host, const double *src, int64_t count);
+  cis_err (*from_host)(cis_backend *be, double *dst, const double *host, int64_t count);
+  cis_err (*copy)(cis_backend *be, double *dst, const double *src, int64_t count);
+
+  /* G (host, m x k, ld m) = A^T B; A is n x m and B is n x k on the backend (ld n). */
+  cis_err (*gemm_tn)(cis_backend *be, int m, int k, const double *A, const double *B,
+                     double *G);
+  /* C = beta C + A S; A is n x m on the backend, S is m x k on the host (ld m),
+   * C is n x k on the backend. C must not overlap A. */
+  cis_err (*gemm_nn)(cis_backend *be, int m, int k, const double *A, const double *S,
+                     double beta, double *C);
+  cis_err (*axpy)(cis_backend *be, int64_t count, double alpha, const double *x, double *y);
+  cis_err (*scal)(cis_backend *be, int64_t count, double alpha, double *x);
+  cis_err (*dot)(cis_backend *be, int64_t count, const double *x, const double *y,
+                 double *out);
+  /* t_i = r_i / (d_i - shift), with |d_i - shift| clamped from below by `floor` (sign kept). */
+  cis_err (*precond)(cis_backend *be, const double *d, double shift, double floor,
+                     const double *r, double *t);
+  cis_err (*sync)(cis_backend *be);
+  void (*destroy)(cis_backend *be);
+} cis_backend_ops;
+
+struct cis_backend {
+  const cis_backend_ops *ops;
+  int64_t n;        /* vector length */
+  int is_device;    /* vectors live in device memory */
+  char desc[256];   /* e.g. "CPU (OpenBLAS, 2 threads)" or "GPU 0: NVIDIA H100 ..." */
+  void *impl;
+  /* Cumulative timings (seconds), filled by the implementation. */
+  double t_matvec, t_ortho;
+  int64_t n_matvec; /* single-vector products counted */
+};
+
+cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
+/* device < 0: first usable device. gpu_mem_budget <= 0: default. */
+cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
+                                cis_backend **out);
+/* Number of usable CUDA devices (0 when CUDA is not compiled in or none works). */
+int cis_backend_cuda_device_count(void);
+void cis_backend_destroy(cis_backend **be);
+
+#endif

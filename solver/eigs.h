@@ -1,0 +1,55 @@
+/* cisolve: the eigensolvers' common interface.
+ *
+ * The solver sees the matrix only through the backend (be->ops->matvec after attach) plus two
+ * host arrays it needs for its preconditioner and initial guess: the diagonal and the dense
+ * Reference block H_PP. n-length vectors live on the backend; everything subspace-sized on
+ * the host.
+ *
+ * Ownership: cis_eig_result arrays are allocated by the solver and freed with
+ * cis_eig_result_free.
+ */
+#ifndef CIS_EIGS_H
+#define CIS_EIGS_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "kernels/backend.h"
+
+typedef struct {
+  int nroots;          /* K lowest eigenpairs */
+  double tol_energy;   /* |dE| per root between iterations, Eh (default 1e-10) */
+  double tol_residual; /* ||r|| per root (default 1e-5) */
+  int max_iter;        /* outer iterations (default 100) */
+  int max_subspace;    /* collapse when the basis would exceed this (default max(8K, 24)) */
+  double level_shift;  /* preconditioner: t = r / (D - E + shift) (default 0; docs/solvers.md) */
+  int block;           /* new vectors per iteration: 0 = one per unconverged root */
+  /* Called after every iteration with the current Ritz values (k = nroots), residual norms
+   * and convergence flags; may be NULL. Return nonzero to stop early (CIS_ERR_INTERRUPTED). */
+  int (*on_iter)(void *ctx, int iter, int k, const double *evals, const double *rnorm,
+                 const int *conv, int nbasis);
+  void *on_iter_ctx;
+} cis_eig_opts;
+
+typedef struct {
+  int nroots;
+  double *evals;        /* nroots, eigenvalues of H (without ecore) */
+  double *evecs;        /* n x nroots host, column-major, normalised */
+  double *rnorm;        /* nroots */
+  int *converged;       /* nroots */
+  int all_converged;
+  int iterations;
+  int64_t matvecs;      /* single-vector products */
+  double t_matvec, t_ortho, t_total;
+} cis_eig_result;
+
+void cis_eig_opts_default(cis_eig_opts *o, int nroots);
+void cis_eig_result_free(cis_eig_result *r);
+
+/* Davidson (block, multi-root, restarts). diag: n host values; hpp: nref x nref host
+ * (column-major) Reference block, nref may be 0. The backend must have a matrix attached.
+ * Returns CIS_OK also when not converged (res->all_converged == 0). */
+cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
+                           const cis_eig_opts *opts, cis_eig_result *res);
+
+#endif

@@ -1,0 +1,86 @@
+/* cisolve: the hybrid ELL + CSR storage of a symmetric CI matrix (see docs/format.md).
+ *
+ * Every row is split at the column BOUNDARY (= the size of the Reference region):
+ *  - columns [0, boundary) of every row live in a sliced ELLPACK block (`cis_ell`), resident;
+ *  - columns [boundary, n) live in CSR row blocks (`cis_csr_block`) of `block_rows` rows each.
+ *    A block is either cached (its arrays are filled) or not (val == NULL); a block that is not
+ *    cached is regenerated through `regen` whenever it is needed (matrix-free, on the fly).
+ *
+ * Sliced ELL layout: rows are grouped in slices of `slice` consecutive rows; slice s holds
+ * slice_width[s] entries per row, row-major within the slice, starting at slice_ptr[s]. So the
+ * entries of row r (slice s = r / slice, local row l = r % slice) are
+ *   col/val[slice_ptr[s] + l * slice_width[s] + t], t < row_len[r],
+ * contiguous (one warp per row reads them coalesced). Entries t >= row_len[r] are padding
+ * (col 0, val 0.0) and may be read harmlessly.
+ *
+ * Ownership: a cis_hyb owns its ELL arrays and its cached blocks; regen_ctx is borrowed.
+ */
+#ifndef CIS_HYB_H
+#define CIS_HYB_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct {
+  int64_t nrows;
+  int64_t boundary;      /* Reference region size; ELL columns are < boundary */
+  int slice;             /* rows per slice */
+  int64_t nslices;
+  int64_t *slice_ptr;    /* nslices + 1 */
+  int32_t *slice_width;  /* nslices */
+  int32_t *row_len;      /* nrows: true entries of each row */
+  int32_t *col;          /* slice_ptr[nslices] */
+  double *val;
+  int64_t nnz;           /* true entries (sum of row_len) */
+} cis_ell;
+
+typedef struct {
+  int64_t row0, nrows;
+  int64_t nnz, cap;      /* entries used / allocated */
+  int64_t *rowptr;       /* nrows + 1, rowptr[0] = 0 */
+  int32_t *col;          /* global column indices, all >= boundary */
+  double *val;
+} cis_csr_block;
+
+/* Fill `out` with the Expansion part (columns >= boundary) of rows [row0, row0+nrows).
+ * Must be callable from several threads at once with different `out`; grows out's arrays
+ * as needed (cis_csr_block_reserve). */
+typedef cis_err (*cis_regen_fn)(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *out);
+
+typedef struct {
+  int64_t n;
+  cis_ell ell;
+  int64_t block_rows;
+  int64_t nblocks;
+  cis_csr_block *blocks; /* nblocks; row0/nrows always set; arrays only when cached */
+  int64_t nnz_exp;       /* Expansion nonzeros of the whole matrix (cached or not) */
+  int64_t ncached;       /* blocks that are cached */
+  cis_regen_fn regen;    /* NULL when every block is cached */
+  void *regen_ctx;
+} cis_hyb;
+
+static inline int cis_csr_block_cached(const cis_csr_block *b) { return b->val != 0; }
+
+/* Make room for `cap` entries and nrows+1 row pointers (keeps contents). */
+cis_err cis_csr_block_reserve(cis_csr_block *b, int64_t nrows, int64_t cap);
+void cis_csr_block_free(cis_csr_block *b);
+void cis_ell_free(cis_ell *e);
+void cis_hyb_free(cis_hyb *h);
+
+/* Bytes held: ELL (values + indices + slice data), cached CSR blocks. */
+int64_t cis_ell_bytes(const cis_ell *e);
+int64_t cis_hyb_cached_bytes(const cis_hyb *h);
+
+/* Split an explicit CSR matrix (n x n, our order) at `boundary` into a fully cached hybrid
+ * matrix with Expansion blocks of `block_rows` rows (0 = automatic) and ELL slices of `slice`
+ * rows (0 = 32). Used for explicit matrices and by tests. */
+cis_err cis_hyb_from_csr(int64_t n, const int64_t *rowptr, const int32_t *col,
+                         const double *val, int64_t boundary, int64_t block_rows, int slice,
+                         cis_hyb *out);
+
+/* Reference kernels on the CPU (OpenMP over rows). X and Y are n x k, column-major with
+ * leading dimension n. Y = H X (Y is overwritten). Non-cached blocks are regenerated. */
+cis_err cis_hyb_apply_cpu(const cis_hyb *h, int k, const double *X, double *Y);
+
+#endif
