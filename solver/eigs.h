@@ -16,6 +16,8 @@
 #include "core/error.h"
 #include "kernels/backend.h"
 
+enum { CIS_ITER_CONTINUE = 0, CIS_ITER_SAVE = 1, CIS_ITER_STOP = 2 };
+
 typedef struct {
   int nroots;          /* K lowest eigenpairs */
   double tol_energy;   /* |dE| per root between iterations, Eh (default 1e-10) */
@@ -25,10 +27,23 @@ typedef struct {
   double level_shift;  /* preconditioner: t = r / (D - E + shift) (default 0; docs/solvers.md) */
   int block;           /* new vectors per iteration: 0 = one per unconverged root */
   /* Called after every iteration with the current Ritz values (k = nroots), residual norms
-   * and convergence flags; may be NULL. Return nonzero to stop early (CIS_ERR_INTERRUPTED). */
+   * and convergence flags; may be NULL. Returns a combination of CIS_ITER_SAVE (call on_save
+   * with the current vectors now) and CIS_ITER_STOP (stop: the solver returns
+   * CIS_ERR_INTERRUPTED with the current Ritz vectors in the result); 0 continues. */
   int (*on_iter)(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                  const int *conv, int nbasis);
   void *on_iter_ctx;
+  /* Receives the Ritz vectors X and H X (n x k, host, column-major) when on_iter asked for
+   * CIS_ITER_SAVE, and once more at the end when save_final is set; ctx is on_iter_ctx. */
+  cis_err (*on_save)(void *ctx, int iter, int k, const double *evals, const double *rnorm,
+                     const int *conv, const double *X, const double *HX);
+  int save_final;
+  /* Restart: start from k = nroots orthonormal vectors guess_X (n x k, host) and their products
+   * guess_HX (host; no product is computed for them), with guess_evals as the previous Ritz
+   * values; iterations are counted from iter_start. All NULL/0 for a fresh start (the guess is
+   * then the Reference block's eigenvectors). */
+  const double *guess_X, *guess_HX, *guess_evals;
+  int iter_start;
 } cis_eig_opts;
 
 typedef struct {

@@ -1,0 +1,14 @@
+/* cisolve: the CUDA backend's entry points when CUDA is built out, so the core always links. */
+#include <stddef.h>
+
+#include "kernels/backend.h"
+
+cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
+                                cis_backend **out) {
+  (void)n, (void)device, (void)gpu_mem_budget;
+  *out = NULL;
+  CIS_ERROR(CIS_ERR_NOT_COMPILED,
+            "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
+}
+
+int cis_backend_cuda_device_count(void) { return 0; }

@@ -1,0 +1,25 @@
+/* cisolve: solver defaults and results. Defaults are documented in docs/solvers.md. */
+#include "solver/eigs.h"
+
+#include <string.h>
+
+#include "core/util.h"
+
+void cis_eig_opts_default(cis_eig_opts *o, int nroots) {
+  memset(o, 0, sizeof *o);
+  o->nroots = nroots;
+  o->tol_energy = 1e-10;
+  o->tol_residual = 1e-5;
+  o->max_iter = 100;
+  o->max_subspace = CIS_MAX(8 * nroots, 24);
+  o->level_shift = 0.0;
+  o->block = 0;
+}
+
+void cis_eig_result_free(cis_eig_result *r) {
+  if (!r) return;
+  cis_free(&r->evals);
+  cis_free(&r->evecs);
+  cis_free(&r->rnorm);
+  cis_free(&r->converged);
+}

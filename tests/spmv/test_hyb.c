@@ -1,0 +1,167 @@
+/* cis_hyb_apply_cpu against a plain CSR product on seeded random matrices: sizes larger than a
+ * slice, empty rows, rows much longer than a slice, boundaries 0..n, k = 1 and 3, cached and
+ * regenerated Expansion blocks, and an error raised inside a regenerating worker thread. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "spmv/hyb.h"
+
+typedef struct {
+  int64_t n, *rowptr;
+  int32_t *col;
+  double *val;
+} csr;
+
+static uint64_t rng_state = 88172645463325252ull;
+static double urand(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Row kinds: every 7th row empty, every 29th row dense (longer than 32 x any ELL width seen
+ * in a slice), the rest at `density`. Columns ascending. */
+static int make_csr(int64_t n, double density, csr *m) {
+  m->n = n;
+  m->rowptr = calloc((size_t)n + 1, sizeof *m->rowptr);
+  m->col = malloc((size_t)(n * n) * sizeof *m->col);
+  m->val = malloc((size_t)(n * n) * sizeof *m->val);
+  if (!m->rowptr || !m->col || !m->val) return 1;
+  int64_t q = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = i % 7 == 3 ? 0.0 : i % 29 == 5 ? 0.9 : density;
+    for (int64_t j = 0; j < n; j++)
+      if (urand() < d) {
+        m->col[q] = (int32_t)j;
+        m->val[q++] = 2.0 * urand() - 1.0;
+      }
+    m->rowptr[i + 1] = q;
+  }
+  return 0;
+}
+
+static void csr_apply(const csr *m, int k, const double *X, double *Y) {
+  for (int j = 0; j < k; j++)
+    for (int64_t i = 0; i < m->n; i++) {
+      double acc = 0.0;
+      for (int64_t p = m->rowptr[i]; p < m->rowptr[i + 1]; p++)
+        acc += m->val[p] * X[j * m->n + m->col[p]];
+      Y[j * m->n + i] = acc;
+    }
+}
+
+typedef struct {
+  const csr *m;
+  int64_t boundary;
+  int64_t fail_row0; /* raise an error when asked for the block at this row; -1 never */
+} regen_ctx;
+
+/* Grows the output row by row through cis_csr_block_reserve, as a real generator would. */
+static cis_err fake_regen(void *vctx, int64_t row0, int64_t nrows, cis_csr_block *out) {
+  const regen_ctx *c = vctx;
+  if (row0 == c->fail_row0)
+    CIS_ERROR(CIS_ERR_NUMERIC, "fake generator failed at row %lld", (long long)row0);
+  CIS_CALL(cis_csr_block_reserve(out, nrows, 1));
+  int64_t q = 0;
+  out->rowptr[0] = 0;
+  for (int64_t l = 0; l < nrows; l++) {
+    int64_t i = row0 + l;
+    for (int64_t p = c->m->rowptr[i]; p < c->m->rowptr[i + 1]; p++) {
+      if (c->m->col[p] < c->boundary) continue;
+      if (q + 1 > out->cap) CIS_CALL(cis_csr_block_reserve(out, nrows, 2 * out->cap + 1));
+      out->col[q] = c->m->col[p];
+      out->val[q++] = c->m->val[p];
+    }
+    out->rowptr[l + 1] = q;
+  }
+  out->nnz = q;
+  return CIS_OK;
+}
+
+/* Drop every other block from the cache so it must be regenerated. */
+static void uncache_some(cis_hyb *h, regen_ctx *ctx) {
+  for (int64_t b = 0; b < h->nblocks; b += 2) {
+    cis_csr_block_free(&h->blocks[b]);
+    h->ncached--;
+  }
+  h->regen = fake_regen;
+  h->regen_ctx = ctx;
+}
+
+static double max_err(int64_t count, const double *a, const double *b) {
+  double e = 0.0;
+  for (int64_t i = 0; i < count; i++) e = fmax(e, fabs(a[i] - b[i]));
+  return e;
+}
+
+static int check_case(const csr *m, int64_t boundary, int64_t block_rows, int slice, int k,
+                      int uncached) {
+  int64_t n = m->n;
+  double *X = malloc((size_t)(n * k) * sizeof *X), *Y = malloc((size_t)(n * k) * sizeof *Y);
+  double *R = malloc((size_t)(n * k) * sizeof *R);
+  if (!X || !Y || !R) return 1;
+  for (int64_t i = 0; i < n * k; i++) X[i] = 2.0 * urand() - 1.0, Y[i] = NAN;
+  cis_hyb h;
+  regen_ctx ctx = {m, boundary, -1};
+  int bad = 0;
+  if (cis_hyb_from_csr(n, m->rowptr, m->col, m->val, boundary, block_rows, slice, &h)) {
+    cis_error_print(1);
+    return 1;
+  }
+  if (h.ell.nnz + h.nnz_exp != m->rowptr[n]) bad = 1;
+  if (uncached) uncache_some(&h, &ctx);
+  csr_apply(m, k, X, R);
+  if (cis_hyb_apply_cpu(&h, k, X, Y)) {
+    cis_error_print(1);
+    bad = 1;
+  }
+  double e = max_err(n * k, Y, R);
+  if (!(e < 1e-12)) bad = 1;
+  printf("%s n=%lld boundary=%lld block_rows=%lld slice=%d k=%d uncached=%d: max|dy| = %.2e\n",
+         bad ? "FAIL" : "ok  ", (long long)n, (long long)boundary, (long long)h.block_rows,
+         h.ell.slice, k, uncached, e);
+  cis_hyb_free(&h);
+  free(X), free(Y), free(R);
+  return bad;
+}
+
+/* A generator error in a worker thread comes back to the caller with its code and message. */
+static int check_worker_error(const csr *m) {
+  cis_hyb h;
+  regen_ctx ctx = {m, 10, 40};
+  if (cis_hyb_from_csr(m->n, m->rowptr, m->col, m->val, 10, 20, 0, &h)) return 1;
+  uncache_some(&h, &ctx);
+  double *X = calloc((size_t)m->n, sizeof *X), *Y = calloc((size_t)m->n, sizeof *Y);
+  if (!X || !Y) return 1;
+  cis_error_clear();
+  cis_err e = cis_hyb_apply_cpu(&h, 1, X, Y);
+  int bad = e != CIS_ERR_NUMERIC || !strstr(cis_error_message(), "fake generator failed at row 40");
+  printf("%s worker error: code %s, message \"%s\"\n", bad ? "FAIL" : "ok  ", cis_err_name(e),
+         cis_error_message());
+  cis_hyb_free(&h);
+  free(X), free(Y);
+  return bad;
+}
+
+int main(void) {
+  int fails = 0;
+  csr m;
+  if (make_csr(301, 0.08, &m)) return 1;
+  int64_t n = m.n;
+  int64_t bounds[] = {0, 1, 37, n / 2, n - 1, n};
+  for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++)
+    for (int k = 1; k <= 3; k += 2) {
+      fails += check_case(&m, bounds[b], 0, 0, k, 0);
+      fails += check_case(&m, bounds[b], 40, 7, k, 0);
+      fails += check_case(&m, bounds[b], 40, 32, k, 1);
+      fails += check_case(&m, bounds[b], 1, 64, k, 1);
+    }
+  fails += check_worker_error(&m);
+  free(m.rowptr), free(m.col), free(m.val);
+  printf("%d failure(s)\n", fails);
+  return fails != 0;
+}
