@@ -1,0 +1,455 @@
+/* The Hamiltonian in hybrid ELL + CSR storage: built from a determinant space through the
+ * row generator, or from an explicit matrix. Budget and block rules: docs/format.md. */
+#include "hamiltonian/hmat.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "hamiltonian/rowgen.h"
+
+#define CIS_ELL_SLICE 32
+#define CIS_BLOCK_TARGET_NNZ ((int64_t)1 << 20)
+#define CIS_DAVIDSON_VECTORS 8
+#define CIS_REF_AUTO_MAX 500
+
+/* The public struct first, so that a cis_hmat * is also a hmat_impl *. */
+typedef struct {
+  cis_hmat pub;
+  cis_rowgen *rg; /* CI problems: also hyb.regen_ctx */
+} hmat_impl;
+
+static int nthreads_of(int n) { return n > 0 ? n : omp_get_max_threads(); }
+
+/* Uniform blocks of about CIS_BLOCK_TARGET_NNZ entries, at least 8 per thread when rows allow
+ * (uncached blocks are regenerated in parallel, one block per thread). */
+static int64_t auto_block_rows(int64_t n, int64_t nnz_exp, int nt) {
+  double per_row = nnz_exp > 0 ? (double)nnz_exp / (double)n : 1.0;
+  int64_t rows = (int64_t)((double)CIS_BLOCK_TARGET_NNZ / per_row);
+  rows = CIS_MIN(rows, (n + 8 * nt - 1) / (8 * nt));
+  rows = (rows + 31) / 32 * 32;
+  return CIS_MAX((int64_t)32, CIS_MIN(rows, n));
+}
+
+/* Default budget: half the available host memory less the ELL and the Davidson vectors. */
+static int64_t resolve_budget(int64_t asked, int64_t n, int64_t ell_bytes) {
+  if (asked >= 0) return asked;
+  int64_t avail = cis_host_mem_available();
+  int64_t b = avail / 2 - ell_bytes - CIS_DAVIDSON_VECTORS * n * (int64_t)sizeof(double);
+  return CIS_MAX((int64_t)0, b);
+}
+
+static int64_t block_bytes(int64_t nrows, int64_t nnz) {
+  return (nrows + 1) * (int64_t)sizeof(int64_t) + nnz * (int64_t)(sizeof(int32_t) + sizeof(double));
+}
+
+static cis_err alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows) {
+  hy->block_rows = block_rows;
+  hy->nblocks = (n + block_rows - 1) / block_rows;
+  CIS_CALL(cis_calloc(&hy->blocks, (size_t)hy->nblocks, sizeof(cis_csr_block), "Expansion blocks"));
+  for (int64_t b = 0; b < hy->nblocks; b++) {
+    hy->blocks[b].row0 = b * block_rows;
+    hy->blocks[b].nrows = CIS_MIN(block_rows, n - b * block_rows);
+  }
+  return CIS_OK;
+}
+
+/* Dense Reference block (column-major) from the ELL rows < nref. */
+static cis_err make_hpp(cis_hmat *h) {
+  const cis_ell *e = &h->hyb.ell;
+  int64_t m = h->nref;
+  CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
+  for (int64_t i = 0; i < m; i++) {
+    int64_t q0 = e->slice_ptr[i / e->slice] + (i % e->slice) * e->slice_width[i / e->slice];
+    for (int32_t t = 0; t < e->row_len[i]; t++) h->hpp[i + e->col[q0 + t] * m] = e->val[q0 + t];
+  }
+  return CIS_OK;
+}
+
+void cis_hmat_destroy(cis_hmat **hp) {
+  if (!hp || !*hp) return;
+  hmat_impl *im = (hmat_impl *)*hp;
+  cis_hyb_free(&im->pub.hyb);
+  cis_free(&im->pub.hdiag);
+  cis_free(&im->pub.hpp);
+  cis_free(&im->pub.perm);
+  if (im->rg) cis_rowgen_free(im->rg);
+  cis_free(&im->rg);
+  cis_free(&im);
+  *hp = NULL;
+}
+
+/* ---- CI matrices --------------------------------------------------------------------------- */
+
+/* Pass 1: Reference (ELL) and Expansion entries of every row. */
+static cis_err count_rows(const cis_rowgen *g, int nt, int32_t *ell_len, int32_t *exp_len,
+                          int64_t *generated) {
+  int64_t nref = g->space->nref, n = g->space->ndet, total = 0;
+  int fail = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : total)
+  {
+    cis_rowbuf b;
+    int ok = cis_rowbuf_init(g, &b) == CIS_OK;
+    if (!ok) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t r = 0; r < n; r++) {
+      if (!ok) continue;
+      int64_t len = cis_rowgen_row(g, r, &b), s = cis_row_split(b.col, len, nref);
+      ell_len[r] = (int32_t)s;
+      exp_len[r] = (int32_t)(len - s);
+      total += len;
+    }
+    cis_rowbuf_free(&b);
+  }
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for row scratch (%ld entries a row)",
+            (long)g->max_row);
+  *generated += total;
+  return CIS_OK;
+}
+
+static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
+  e->nrows = n;
+  e->boundary = nref;
+  e->slice = CIS_ELL_SLICE;
+  e->nslices = (n + e->slice - 1) / e->slice;
+  CIS_CALL(cis_malloc(&e->slice_ptr, (size_t)e->nslices + 1, sizeof(int64_t), "ELL slices"));
+  CIS_CALL(cis_malloc(&e->slice_width, (size_t)e->nslices, sizeof(int32_t), "ELL widths"));
+  e->slice_ptr[0] = 0;
+  e->nnz = 0;
+  for (int64_t s = 0; s < e->nslices; s++) {
+    int32_t w = 0;
+    for (int64_t r = s * e->slice; r < CIS_MIN(n, (s + 1) * e->slice); r++) {
+      w = CIS_MAX(w, e->row_len[r]);
+      e->nnz += e->row_len[r];
+    }
+    e->slice_width[s] = w;
+    e->slice_ptr[s + 1] = e->slice_ptr[s] + (int64_t)w * e->slice;
+  }
+  CIS_CALL(cis_calloc(&e->col, (size_t)e->slice_ptr[e->nslices], sizeof(int32_t), "ELL columns"));
+  CIS_CALL(cis_calloc(&e->val, (size_t)e->slice_ptr[e->nslices], sizeof(double), "ELL values"));
+  return CIS_OK;
+}
+
+/* Cache blocks in order while they fit the budget; the rest are regenerated per matvec. */
+static cis_err cache_blocks(cis_hmat *h, const int32_t *exp_len, int64_t budget) {
+  cis_hyb *hy = &h->hyb;
+  int64_t used = 0, stream = 0, all = 1;
+  hy->nnz_exp = 0;
+  for (int64_t b = 0; b < hy->nblocks; b++) {
+    cis_csr_block *blk = &hy->blocks[b];
+    int64_t nnz = 0;
+    for (int64_t l = 0; l < blk->nrows; l++) nnz += exp_len[blk->row0 + l];
+    hy->nnz_exp += nnz;
+    int64_t bytes = block_bytes(blk->nrows, nnz);
+    if (all && used + bytes <= budget) {
+      CIS_CALL(cis_csr_block_reserve(blk, blk->nrows, nnz));
+      blk->rowptr[0] = 0;
+      for (int64_t l = 0; l < blk->nrows; l++)
+        blk->rowptr[l + 1] = blk->rowptr[l] + exp_len[blk->row0 + l];
+      blk->nnz = nnz;
+      used += bytes;
+      hy->ncached++;
+    } else {
+      all = 0;
+      stream += bytes;
+    }
+  }
+  h->stats.cached_bytes = used;
+  h->stats.streamed_bytes_per_matvec = stream;
+  return CIS_OK;
+}
+
+/* Pass 2: the ELL entries of every row and the Expansion entries of cached blocks. */
+static cis_err fill_rows(cis_hmat *h, const cis_rowgen *g, int nt, int64_t *generated) {
+  cis_hyb *hy = &h->hyb;
+  cis_ell *e = &hy->ell;
+  int64_t n = h->n, total = 0;
+  int fail = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : total)
+  {
+    cis_rowbuf b;
+    int ok = cis_rowbuf_init(g, &b) == CIS_OK;
+    if (!ok) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t r = 0; r < n; r++) {
+      if (!ok) continue;
+      int64_t len = cis_rowgen_row(g, r, &b), s = e->row_len[r];
+      int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
+      memcpy(e->col + q0, b.col, sizeof(int32_t) * (size_t)s);
+      memcpy(e->val + q0, b.out, sizeof(double) * (size_t)s);
+      cis_csr_block *blk = &hy->blocks[r / hy->block_rows];
+      if (cis_csr_block_cached(blk)) {
+        int64_t p = blk->rowptr[r - blk->row0];
+        memcpy(blk->col + p, b.col + s, sizeof(int32_t) * (size_t)(len - s));
+        memcpy(blk->val + p, b.out + s, sizeof(double) * (size_t)(len - s));
+      }
+      total += len;
+    }
+    cis_rowbuf_free(&b);
+  }
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for row scratch");
+  *generated += total;
+  return CIS_OK;
+}
+
+static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
+  cis_err err = CIS_OK;
+  int32_t *exp_len = NULL;
+  int nt = nthreads_of(opts ? opts->nthreads : 0);
+  int64_t n = h->n;
+  cis_ell *e = &h->hyb.ell;
+  CIS_TRY(cis_malloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
+  CIS_TRY(cis_malloc(&exp_len, (size_t)n, sizeof(int32_t), "Expansion row lengths"));
+  CIS_TRY(count_rows(g, nt, e->row_len, exp_len, &h->stats.elements_generated));
+  CIS_TRY(ell_shape(e, n, h->nref));
+  int64_t nnz_exp = 0;
+  for (int64_t r = 0; r < n; r++) nnz_exp += exp_len[r];
+  int64_t br = opts && opts->block_rows > 0 ? opts->block_rows : auto_block_rows(n, nnz_exp, nt);
+  CIS_TRY(alloc_blocks(&h->hyb, n, br));
+  h->stats.ell_bytes = cis_ell_bytes(e);
+  h->stats.budget = resolve_budget(opts ? opts->mem_budget : -1, n, h->stats.ell_bytes);
+  CIS_TRY(cache_blocks(h, exp_len, h->stats.budget));
+  CIS_TRY(fill_rows(h, g, nt, &h->stats.elements_generated));
+cleanup:
+  cis_free(&exp_len);
+  return err;
+}
+
+cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
+                          const cis_hmat_opts *opts, cis_hmat **out) {
+  cis_err err = CIS_OK;
+  hmat_impl *im = NULL;
+  double t0 = cis_wtime();
+  *out = NULL;
+  CIS_CHECK(ints->norb == cis_space_norb(space) && ints->nalpha == cis_space_nalpha(space) &&
+                ints->nbeta == cis_space_nbeta(space),
+            CIS_ERR_INTERNAL, "the space was built for other integrals");
+  CIS_TRY(cis_calloc(&im, 1, sizeof *im, "Hamiltonian"));
+  cis_hmat *h = &im->pub;
+  h->n = h->hyb.n = cis_space_ndet(space);
+  h->nref = cis_space_nref(space);
+  h->ecore = ints->ecore;
+  h->space = space;
+  CIS_TRY(cis_calloc(&im->rg, 1, sizeof *im->rg, "row generator"));
+  CIS_TRY(cis_rowgen_init(ints, space, im->rg));
+  CIS_TRY(build_ci(h, im->rg, opts));
+  if (h->hyb.ncached < h->hyb.nblocks) {
+    h->hyb.regen = cis_rowgen_regen;
+    h->hyb.regen_ctx = im->rg;
+  }
+  CIS_TRY(make_hpp(h));
+  CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
+  memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);
+  h->stats.t_build = cis_wtime() - t0;
+  *out = h;
+  im = NULL;
+cleanup:
+  if (im) {
+    cis_hmat *tmp = &im->pub;
+    cis_hmat_destroy(&tmp);
+  }
+  return err;
+}
+
+/* ---- explicit matrices --------------------------------------------------------------------- */
+
+typedef struct {
+  double d;
+  int64_t i;
+} diag_item;
+static int cmp_diag(const void *a, const void *b) {
+  const diag_item *x = a, *y = b;
+  if (x->d != y->d) return x->d < y->d ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+typedef struct {
+  int32_t c;
+  double v;
+} entry;
+static int cmp_entry(const void *a, const void *b) {
+  const entry *x = a, *y = b;
+  return (x->c > y->c) - (x->c < y->c);
+}
+
+/* perm[new] = old by ascending diagonal (ties by index); the permuted matrix into p. */
+static cis_err permute_csr(const cis_csr *m, int64_t *perm, double *diag, cis_csr *p) {
+  cis_err err = CIS_OK;
+  int64_t n = m->n, *inv = NULL;
+  diag_item *d = NULL;
+  CIS_TRY(cis_malloc(&d, (size_t)n, sizeof *d, "diagonal order"));
+  CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));
+  for (int64_t i = 0; i < n; i++) {
+    d[i].d = 0.0;
+    d[i].i = i;
+    for (int64_t q = m->rowptr[i]; q < m->rowptr[i + 1]; q++)
+      if (m->col[q] == i) d[i].d = m->val[q];
+  }
+  qsort(d, (size_t)n, sizeof *d, cmp_diag);
+  for (int64_t i = 0; i < n; i++) {
+    perm[i] = d[i].i;
+    inv[d[i].i] = i;
+    diag[i] = d[i].d;
+  }
+  p->n = n;
+  p->nnz = m->nnz;
+  CIS_TRY(cis_malloc(&p->rowptr, (size_t)n + 1, sizeof(int64_t), "permuted row pointers"));
+  CIS_TRY(cis_malloc(&p->col, (size_t)m->nnz, sizeof(int32_t), "permuted columns"));
+  CIS_TRY(cis_malloc(&p->val, (size_t)m->nnz, sizeof(double), "permuted values"));
+  p->rowptr[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t o = perm[i], q0 = m->rowptr[o], len = m->rowptr[o + 1] - q0, at = p->rowptr[i];
+    for (int64_t t = 0; t < len; t++) {
+      if (m->col[q0 + t] < 0 || m->col[q0 + t] >= n)
+        CIS_FAIL(CIS_ERR_INPUT, "explicit matrix row %ld has column %ld outside 0..%ld",
+                 (long)o, (long)m->col[q0 + t], (long)(n - 1));
+      p->col[at + t] = (int32_t)inv[m->col[q0 + t]];
+      p->val[at + t] = m->val[q0 + t];
+    }
+    p->rowptr[i + 1] = at + len;
+  }
+cleanup:
+  cis_free(&d);
+  cis_free(&inv);
+  return err;
+}
+
+/* Rows of a permuted matrix are no longer sorted by column. */
+static cis_err sort_rows(cis_csr *p) {
+  entry *buf = NULL;
+  int64_t maxlen = 0;
+  for (int64_t i = 0; i < p->n; i++) maxlen = CIS_MAX(maxlen, p->rowptr[i + 1] - p->rowptr[i]);
+  CIS_CALL(cis_malloc(&buf, (size_t)maxlen, sizeof *buf, "row sort buffer"));
+  for (int64_t i = 0; i < p->n; i++) {
+    int64_t q0 = p->rowptr[i], len = p->rowptr[i + 1] - q0;
+    for (int64_t t = 0; t < len; t++) buf[t] = (entry){p->col[q0 + t], p->val[q0 + t]};
+    qsort(buf, (size_t)len, sizeof *buf, cmp_entry);
+    for (int64_t t = 0; t < len; t++) {
+      p->col[q0 + t] = buf[t].c;
+      p->val[q0 + t] = buf[t].v;
+    }
+  }
+  cis_free(&buf);
+  return CIS_OK;
+}
+
+/* Bytes the fully cached Expansion blocks will take; NOMEM naming the least budget. */
+static cis_err check_csr_budget(const cis_csr *p, int64_t nref, int64_t br, int64_t budget) {
+  int64_t need = 0;
+  for (int64_t r0 = 0; r0 < p->n; r0 += br) {
+    int64_t nnz = 0, r1 = CIS_MIN(p->n, r0 + br);
+    for (int64_t i = r0; i < r1; i++)
+      for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) nnz += p->col[q] >= nref;
+    need += block_bytes(r1 - r0, nnz);
+  }
+  char b1[32], b2[32];
+  CIS_CHECK(need <= budget, CIS_ERR_NOMEM,
+            "memory budget %s is too small for the explicit matrix: its Expansion part needs "
+            "%s; give a budget of at least %ld bytes",
+            cis_format_bytes((double)budget, b1, sizeof b1),
+            cis_format_bytes((double)need, b2, sizeof b2), (long)need);
+  return CIS_OK;
+}
+
+static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opts) {
+  cis_err err = CIS_OK;
+  cis_csr p = {0};
+  int64_t n = m->n;
+  CIS_TRY(cis_malloc(&h->perm, (size_t)n, sizeof(int64_t), "permutation"));
+  CIS_TRY(cis_malloc(&h->hdiag, (size_t)n, sizeof(double), "diagonal"));
+  CIS_TRY(permute_csr(m, h->perm, h->hdiag, &p));
+  CIS_TRY(sort_rows(&p));
+  int64_t want = opts && opts->ref_size > 0 ? opts->ref_size : CIS_REF_AUTO_MAX;
+  h->nref = CIS_MIN(want, n);
+  int64_t nnz_exp = 0;
+  for (int64_t q = 0; q < p.nnz; q++) nnz_exp += p.col[q] >= h->nref;
+  int nt = nthreads_of(opts ? opts->nthreads : 0);
+  int64_t br = opts && opts->block_rows > 0 ? opts->block_rows : auto_block_rows(n, nnz_exp, nt);
+  h->stats.budget = opts ? opts->mem_budget : -1;
+  if (h->stats.budget < 0) h->stats.budget = resolve_budget(-1, n, 12 * (p.nnz - nnz_exp));
+  CIS_TRY(check_csr_budget(&p, h->nref, br, h->stats.budget));
+  CIS_TRY(cis_hyb_from_csr(n, p.rowptr, p.col, p.val, h->nref, br, CIS_ELL_SLICE, &h->hyb));
+  h->stats.ell_bytes = cis_ell_bytes(&h->hyb.ell);
+  h->stats.cached_bytes = cis_hyb_cached_bytes(&h->hyb);
+  h->stats.elements_generated = p.nnz;
+  CIS_TRY(make_hpp(h));
+cleanup:
+  cis_csr_free(&p);
+  return err;
+}
+
+cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat **out) {
+  cis_err err = CIS_OK;
+  hmat_impl *im = NULL;
+  double t0 = cis_wtime();
+  *out = NULL;
+  CIS_CHECK(m->n > 0 && m->n <= 0x7fffffff && m->rowptr && (m->nnz == 0 || (m->col && m->val)),
+            CIS_ERR_INPUT, "the explicit matrix is empty or has more than 2^31-1 rows (n = %ld)",
+            (long)m->n);
+  CIS_TRY(cis_calloc(&im, 1, sizeof *im, "Hamiltonian"));
+  cis_hmat *h = &im->pub;
+  h->n = m->n;
+  CIS_TRY(build_csr(h, m, opts));
+  h->stats.t_build = cis_wtime() - t0;
+  *out = h;
+  im = NULL;
+cleanup:
+  if (im) {
+    cis_hmat *tmp = &im->pub;
+    cis_hmat_destroy(&tmp);
+  }
+  return err;
+}
+
+/* ---- the whole matrix ---------------------------------------------------------------------- */
+
+static cis_err append_row(cis_csr *o, int64_t *cap, const int32_t *c, const double *v,
+                          int64_t len) {
+  if (o->nnz + len > *cap) {
+    *cap = CIS_MAX(2 * *cap, o->nnz + len);
+    CIS_CALL(cis_realloc(&o->col, (size_t)*cap, sizeof(int32_t), "matrix columns"));
+    CIS_CALL(cis_realloc(&o->val, (size_t)*cap, sizeof(double), "matrix values"));
+  }
+  memcpy(o->col + o->nnz, c, sizeof(int32_t) * (size_t)len);
+  memcpy(o->val + o->nnz, v, sizeof(double) * (size_t)len);
+  o->nnz += len;
+  return CIS_OK;
+}
+
+cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
+  cis_err err = CIS_OK;
+  const cis_hyb *hy = &h->hyb;
+  const cis_ell *e = &hy->ell;
+  cis_csr_block scratch = {0};
+  int64_t cap = 0;
+  memset(out, 0, sizeof *out);
+  out->n = h->n;
+  CIS_TRY(cis_malloc(&out->rowptr, (size_t)h->n + 1, sizeof(int64_t), "matrix row pointers"));
+  out->rowptr[0] = 0;
+  for (int64_t b = 0; b < hy->nblocks; b++) {
+    const cis_csr_block *blk = &hy->blocks[b];
+    if (!cis_csr_block_cached(blk)) {
+      if (!hy->regen) CIS_FAIL(CIS_ERR_INTERNAL, "block %ld is neither cached nor regenerable", (long)b);
+      CIS_TRY(hy->regen(hy->regen_ctx, blk->row0, blk->nrows, &scratch));
+      blk = &scratch;
+    }
+    for (int64_t l = 0; l < blk->nrows; l++) {
+      int64_t r = blk->row0 + l;
+      int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
+      CIS_TRY(append_row(out, &cap, e->col + q0, e->val + q0, e->row_len[r]));
+      int64_t p0 = blk->rowptr[l], p1 = blk->rowptr[l + 1];
+      CIS_TRY(append_row(out, &cap, blk->col + p0, blk->val + p0, p1 - p0));
+      out->rowptr[r + 1] = out->nnz;
+    }
+  }
+cleanup:
+  cis_csr_block_free(&scratch);
+  if (err) cis_csr_free(out);
+  return err;
+}

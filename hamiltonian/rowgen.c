@@ -1,0 +1,316 @@
+/* Row generation through string link tables (see rowgen.h). */
+#include "hamiltonian/rowgen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+/* Singles (pass 1: count only) of string I whose target lies in the list. */
+static int64_t string_singles(const cis_sc *sc, const cis_strlist *l, int64_t I, const int *occ,
+                              int nel, const int *vir, int nvir, uint64_t *t, cis_link1 *out) {
+  const uint64_t *s = cis_strlist_at(l, I);
+  int64_t n = 0;
+  for (int x = 0; x < nel; x++)
+    for (int u = 0; u < nvir; u++) {
+      int i = occ[x], a = vir[u];
+      memcpy(t, s, sizeof(uint64_t) * l->nw);
+      cis_str_clear(t, i);
+      cis_str_set(t, a);
+      int64_t tgt = cis_strlist_find(l, t);
+      if (tgt < 0) continue;
+      if (out) {
+        cis_link1 *k = &out[n];
+        k->sign = cis_str_sign(s, i, a);
+        k->v = k->sign * cis_sc_single_same(sc, occ, nel, i, a);
+        k->tgt = (int32_t)tgt;
+        k->pai = (int32_t)cis_pair(a, i);
+        k->pad = 0;
+      }
+      n++;
+    }
+  return n;
+}
+
+/* Same-spin doubles i<j -> a<b of string I; the sign is that of i->a followed by j->b. */
+static int64_t string_doubles(const cis_sc *sc, const cis_strlist *l, int64_t I, const int *occ,
+                              int nel, const int *vir, int nvir, uint64_t *t, cis_link2 *out) {
+  const uint64_t *s = cis_strlist_at(l, I);
+  int64_t n = 0;
+  for (int x = 0; x < nel; x++)
+    for (int y = x + 1; y < nel; y++)
+      for (int u = 0; u < nvir; u++)
+        for (int w = u + 1; w < nvir; w++) {
+          int i = occ[x], j = occ[y], a = vir[u], b = vir[w];
+          memcpy(t, s, sizeof(uint64_t) * l->nw);
+          cis_str_clear(t, i);
+          cis_str_set(t, a);
+          int s1 = cis_str_sign(s, i, a), s2 = cis_str_sign(t, j, b);
+          cis_str_clear(t, j);
+          cis_str_set(t, b);
+          int64_t tgt = cis_strlist_find(l, t);
+          if (tgt < 0) continue;
+          if (out) {
+            out[n].v = s1 * s2 * cis_sc_double_same(sc, i, j, a, b);
+            out[n].tgt = (int32_t)tgt;
+            out[n].pad = 0;
+          }
+          n++;
+        }
+  return n;
+}
+
+static int split_occ(const uint64_t *s, int nw, int norb, int *occ, int *vir, int *nvir) {
+  int n = 0;
+  *nvir = 0;
+  for (int p = 0; p < norb; p++) {
+    if (cis_str_test(s, p))
+      occ[n++] = p;
+    else
+      vir[(*nvir)++] = p;
+  }
+  (void)nw;
+  return n;
+}
+
+/* Two passes over the strings: count, then fill at the counted offsets. */
+static cis_err links_pass(const cis_sc *sc, const cis_strlist *l, cis_links *lk, int fill) {
+  int norb = sc->norb, fail = 0;
+#pragma omp parallel
+  {
+    int *occ = malloc(sizeof(int) * 2 * (size_t)norb), *vir = occ ? occ + norb : NULL;
+    uint64_t *t = malloc(sizeof(uint64_t) * (size_t)l->nw);
+    if (!occ || !t) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t I = 0; I < l->n; I++) {
+      if (!occ || !t) continue;
+      int nvir, nel = split_occ(cis_strlist_at(l, I), l->nw, norb, occ, vir, &nvir);
+      if (fill) {
+        string_singles(sc, l, I, occ, nel, vir, nvir, t, lk->s + lk->s_ptr[I]);
+        string_doubles(sc, l, I, occ, nel, vir, nvir, t, lk->d + lk->d_ptr[I]);
+      } else {
+        lk->s_ptr[I + 1] = string_singles(sc, l, I, occ, nel, vir, nvir, t, NULL);
+        lk->d_ptr[I + 1] = string_doubles(sc, l, I, occ, nel, vir, nvir, t, NULL);
+      }
+    }
+    free(occ);
+    free(t);
+  }
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory building string link tables");
+  return CIS_OK;
+}
+
+static cis_err links_build(const cis_sc *sc, const cis_strlist *l, cis_links *lk) {
+  int64_t n = l->n;
+  CIS_CALL(cis_calloc(&lk->s_ptr, (size_t)n + 1, sizeof(int64_t), "single link pointers"));
+  CIS_CALL(cis_calloc(&lk->d_ptr, (size_t)n + 1, sizeof(int64_t), "double link pointers"));
+  CIS_CALL(links_pass(sc, l, lk, 0));
+  lk->max_s = lk->max_d = 0;
+  for (int64_t I = 0; I < n; I++) {
+    lk->max_s = (int)CIS_MAX(lk->max_s, lk->s_ptr[I + 1]);
+    lk->max_d = (int)CIS_MAX(lk->max_d, lk->d_ptr[I + 1]);
+    lk->s_ptr[I + 1] += lk->s_ptr[I];
+    lk->d_ptr[I + 1] += lk->d_ptr[I];
+  }
+  CIS_CALL(cis_malloc(&lk->s, (size_t)lk->s_ptr[n], sizeof(cis_link1), "single links"));
+  CIS_CALL(cis_malloc(&lk->d, (size_t)lk->d_ptr[n], sizeof(cis_link2), "double links"));
+  CIS_CALL(links_pass(sc, l, lk, 1));
+  return CIS_OK;
+}
+
+static void links_free(cis_links *lk) {
+  cis_free(&lk->s_ptr);
+  cis_free(&lk->d_ptr);
+  cis_free(&lk->s);
+  cis_free(&lk->d);
+}
+
+cis_err cis_rowgen_init(const cis_integrals *ints, const cis_space *space, cis_rowgen *g) {
+  cis_err err = CIS_OK;
+  memset(g, 0, sizeof *g);
+  g->space = space;
+  CIS_TRY(cis_sc_init(ints, &g->sc));
+  CIS_TRY(links_build(&g->sc, &space->astr, &g->la));
+  CIS_TRY(links_build(&g->sc, &space->bstr, &g->lb));
+  g->max_row = 1 + (int64_t)g->la.max_s * (1 + g->lb.max_s) + g->lb.max_s + g->la.max_d +
+               g->lb.max_d;
+cleanup:
+  if (err) cis_rowgen_free(g);
+  return err;
+}
+
+void cis_rowgen_free(cis_rowgen *g) {
+  if (!g) return;
+  cis_sc_free(&g->sc);
+  links_free(&g->la);
+  links_free(&g->lb);
+}
+
+cis_err cis_rowbuf_init(const cis_rowgen *g, cis_rowbuf *b) {
+  cis_err err = CIS_OK;
+  memset(b, 0, sizeof *b);
+  int64_t n = g->max_row;
+  b->cap = n;
+  CIS_TRY(cis_malloc(&b->key, (size_t)n, sizeof(uint64_t), "row keys"));
+  CIS_TRY(cis_malloc(&b->tmp, (size_t)n, sizeof(uint64_t), "row keys"));
+  CIS_TRY(cis_malloc(&b->val, (size_t)n, sizeof(double), "row values"));
+  CIS_TRY(cis_malloc(&b->col, (size_t)n, sizeof(int32_t), "row columns"));
+  CIS_TRY(cis_malloc(&b->out, (size_t)n, sizeof(double), "row values"));
+  CIS_TRY(cis_malloc(&b->pkk, 2 * (size_t)g->space->norb + 2, sizeof(int32_t), "pair indices"));
+cleanup:
+  if (err) cis_rowbuf_free(b);
+  return err;
+}
+
+void cis_rowbuf_free(cis_rowbuf *b) {
+  if (!b) return;
+  cis_free(&b->key);
+  cis_free(&b->tmp);
+  cis_free(&b->val);
+  cis_free(&b->col);
+  cis_free(&b->out);
+  cis_free(&b->pkk);
+}
+
+/* Sort keys by their upper 32 bits (the column): insertion sort for short rows, else LSD
+ * radix on the bytes where the columns differ. */
+static uint64_t *sort_keys(uint64_t *key, uint64_t *tmp, int64_t n) {
+  if (n <= 48) {
+    for (int64_t i = 1; i < n; i++) {
+      uint64_t k = key[i];
+      int64_t j = i - 1;
+      for (; j >= 0 && key[j] > k; j--) key[j + 1] = key[j];
+      key[j + 1] = k;
+    }
+    return key;
+  }
+  uint32_t diff = 0, c0 = (uint32_t)(key[0] >> 32);
+  for (int64_t i = 1; i < n; i++) diff |= (uint32_t)(key[i] >> 32) ^ c0;
+  for (int shift = 32; shift < 64; shift += 8) {
+    if (!((diff >> (shift - 32)) & 0xffu)) continue;
+    int64_t cnt[257] = {0};
+    for (int64_t i = 0; i < n; i++) cnt[((key[i] >> shift) & 0xffu) + 1]++;
+    for (int d = 0; d < 256; d++) cnt[d + 1] += cnt[d];
+    for (int64_t i = 0; i < n; i++) tmp[cnt[(key[i] >> shift) & 0xffu]++] = key[i];
+    uint64_t *sw = key;
+    key = tmp;
+    tmp = sw;
+  }
+  return key;
+}
+
+typedef struct {
+  uint64_t *key;
+  double *val;
+  int64_t n;
+} row_acc;
+
+static inline void row_push(row_acc *r, int64_t col, double v) {
+  if (col < 0 || !(v > CIS_ROWGEN_DROP || v < -CIS_ROWGEN_DROP)) return;
+  r->key[r->n] = ((uint64_t)col << 32) | (uint64_t)r->n;
+  r->val[r->n] = v;
+  r->n++;
+}
+
+static inline double cross_sum(const cis_sc *sc, int64_t P, const int32_t *pkk, int n) {
+  double v = 0.0;
+  if (sc->vpp) {
+    const double *row = sc->vpp + P * sc->npair;
+    for (int x = 0; x < n; x++) v += row[pkk[x]];
+  } else {
+    for (int x = 0; x < n; x++) v += cis_sc_v(sc, P, pkk[x]);
+  }
+  return v;
+}
+
+/* Alpha singles of ia: with beta unchanged, and combined with every beta single. */
+static void row_alpha_singles(const cis_rowgen *g, int32_t ia, int32_t ib, const int32_t *pkb,
+                              int nb, row_acc *r) {
+  const cis_space *s = g->space;
+  const cis_sc *sc = &g->sc;
+  const cis_link1 *bs = g->lb.s + g->lb.s_ptr[ib], *be = g->lb.s + g->lb.s_ptr[ib + 1];
+  for (int64_t p = g->la.s_ptr[ia]; p < g->la.s_ptr[ia + 1]; p++) {
+    const cis_link1 *L = &g->la.s[p];
+    int64_t lo = s->aptr[L->tgt], len = s->aptr[L->tgt + 1] - lo;
+    if (len == 0) continue;
+    row_push(r, cis_space_lookup(s, L->tgt, ib), L->v + L->sign * cross_sum(sc, L->pai, pkb, nb));
+    if (len == s->bstr.n && sc->vpp) { /* complete alpha row: direct addressing */
+      const int32_t *det = s->amaj_det + lo;
+      const double *vrow = sc->vpp + (int64_t)L->pai * sc->npair;
+      for (const cis_link1 *M = bs; M < be; M++)
+        row_push(r, det[M->tgt], L->sign * M->sign * vrow[M->pai]);
+    } else {
+      for (const cis_link1 *M = bs; M < be; M++)
+        row_push(r, cis_space_lookup(s, L->tgt, M->tgt),
+                 L->sign * M->sign * cis_sc_v(sc, L->pai, M->pai));
+    }
+  }
+}
+
+static int occ_pairs(const uint64_t *str, int nw, int32_t *pkk) {
+  int n = 0;
+  for (int w = 0; w < nw; w++)
+    for (uint64_t x = str[w]; x; x &= x - 1) {
+      int64_t k = 64 * w + __builtin_ctzll(x);
+      pkk[n++] = (int32_t)cis_pair(k, k);
+    }
+  return n;
+}
+
+int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b) {
+  const cis_space *s = g->space;
+  int32_t ia = s->det_ia[row], ib = s->det_ib[row];
+  row_acc r = {b->key, b->val, 0};
+  int32_t *pka = b->pkk, *pkb = b->pkk + s->norb + 1;
+  int na = occ_pairs(cis_strlist_at(&s->astr, ia), s->nw, pka);
+  int nb = occ_pairs(cis_strlist_at(&s->bstr, ib), s->nw, pkb);
+  r.key[0] = (uint64_t)row << 32; /* the diagonal, kept even when zero */
+  r.val[0] = s->hdiag[row];
+  r.n = 1;
+  row_alpha_singles(g, ia, ib, pkb, nb, &r);
+  for (int64_t p = g->lb.s_ptr[ib]; p < g->lb.s_ptr[ib + 1]; p++) {
+    const cis_link1 *M = &g->lb.s[p];
+    row_push(&r, cis_space_lookup(s, ia, M->tgt),
+             M->v + M->sign * cross_sum(&g->sc, M->pai, pka, na));
+  }
+  for (int64_t p = g->la.d_ptr[ia]; p < g->la.d_ptr[ia + 1]; p++)
+    if (s->aptr[g->la.d[p].tgt + 1] > s->aptr[g->la.d[p].tgt])
+      row_push(&r, cis_space_lookup(s, g->la.d[p].tgt, ib), g->la.d[p].v);
+  for (int64_t p = g->lb.d_ptr[ib]; p < g->lb.d_ptr[ib + 1]; p++)
+    row_push(&r, cis_space_lookup(s, ia, g->lb.d[p].tgt), g->lb.d[p].v);
+  const uint64_t *k = sort_keys(b->key, b->tmp, r.n);
+  for (int64_t t = 0; t < r.n; t++) {
+    b->col[t] = (int32_t)(k[t] >> 32);
+    b->out[t] = r.val[k[t] & 0xffffffffu];
+  }
+  return r.n;
+}
+
+cis_err cis_rowgen_regen(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *out) {
+  cis_err err = CIS_OK;
+  const cis_rowgen *g = ctx;
+  cis_rowbuf b;
+  CIS_CALL(cis_rowbuf_init(g, &b));
+  int64_t nnz = 0, nref = g->space->nref;
+  CIS_TRY(cis_csr_block_reserve(out, nrows, CIS_MAX(out->cap, 16 * nrows)));
+  out->rowptr[0] = 0;
+  for (int64_t l = 0; l < nrows; l++) {
+    int64_t len = cis_rowgen_row(g, row0 + l, &b);
+    int64_t s = cis_row_split(b.col, len, nref), m = len - s;
+    if (nnz + m > out->cap)
+      CIS_TRY(cis_csr_block_reserve(out, nrows, CIS_MAX(2 * out->cap, nnz + m)));
+    memcpy(out->col + nnz, b.col + s, sizeof(int32_t) * (size_t)m);
+    memcpy(out->val + nnz, b.out + s, sizeof(double) * (size_t)m);
+    nnz += m;
+    out->rowptr[l + 1] = nnz;
+  }
+  out->row0 = row0;
+  out->nrows = nrows;
+  out->nnz = nnz;
+cleanup:
+  cis_rowbuf_free(&b);
+  return err;
+}

@@ -1,0 +1,88 @@
+/* cisolve: the row generator (private to hamiltonian/).
+ *
+ * String link tables are built once for the alpha and the beta string lists of a space, as
+ * PySCF's cistring link_index: for each string, its single excitations inside the list
+ * (target, sign, pair index of (i,a), same-spin part of the element) and its same-spin double
+ * excitations (target, full element, sign included). A row (ia, ib) is then: the diagonal,
+ * alpha singles (with beta unchanged, and times beta singles: the alpha-beta doubles), beta
+ * singles, alpha doubles, beta doubles; each target (ja, jb) is looked up in the space's
+ * alpha-major lookup and skipped if absent. Memory: 24 bytes per single and 16 per double link,
+ * e.g. CAS(16,16): 12870 strings x 784 doubles x 2 spins = 320 MB.
+ *
+ * A generator is read-only once built; every thread brings its own cis_rowbuf.
+ */
+#ifndef CIS_ROWGEN_H
+#define CIS_ROWGEN_H
+
+#include <stdint.h>
+
+#include "hamiltonian/slater.h"
+#include "hamiltonian/space_impl.h"
+#include "spmv/hyb.h"
+
+typedef struct {
+  double v;     /* sign * same-spin part: h_ia + sum_{k same spin} [(ia|kk) - (ik|ka)] */
+  int32_t tgt;  /* target string index */
+  int32_t pai;  /* cis_pair(a, i) */
+  int32_t sign; /* +1 / -1 */
+  int32_t pad;
+} cis_link1;
+
+typedef struct {
+  double v;    /* sign * [(ai|bj) - (aj|bi)] */
+  int32_t tgt;
+  int32_t pad;
+} cis_link2;
+
+typedef struct {
+  int64_t *s_ptr, *d_ptr; /* n + 1 each */
+  cis_link1 *s;
+  cis_link2 *d;
+  int max_s, max_d;       /* most links of one string */
+} cis_links;
+
+typedef struct {
+  const cis_space *space; /* borrowed */
+  cis_sc sc;
+  cis_links la, lb;
+  int64_t max_row;        /* bound on the entries of one row */
+} cis_rowgen;
+
+/* Per-thread scratch for one row. */
+typedef struct {
+  int64_t cap;
+  uint64_t *key, *tmp; /* (col << 32 | entry) sort keys */
+  double *val;         /* unsorted values, by entry */
+  int32_t *col;        /* the sorted row */
+  double *out;
+  int32_t *pkk;        /* pair indices (kk) of the occupied orbitals */
+} cis_rowbuf;
+
+cis_err cis_rowgen_init(const cis_integrals *ints, const cis_space *space, cis_rowgen *g);
+void cis_rowgen_free(cis_rowgen *g);
+cis_err cis_rowbuf_init(const cis_rowgen *g, cis_rowbuf *b);
+void cis_rowbuf_free(cis_rowbuf *b);
+
+/* Row `row` (our order) into b->col / b->out, sorted by column, |H_ij| > CIS_ROWGEN_DROP
+ * (the diagonal always kept); returns the entry count. */
+#define CIS_ROWGEN_DROP 1e-14
+int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b);
+
+/* First position in the sorted row whose column is >= boundary. */
+static inline int64_t cis_row_split(const int32_t *col, int64_t len, int64_t boundary) {
+  int64_t lo = 0, hi = len;
+  while (lo < hi) {
+    int64_t mid = (lo + hi) >> 1;
+    if (col[mid] < boundary)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* cis_regen_fn: the Expansion part of rows [row0, row0+nrows) into out (grown as needed).
+ * ctx is a cis_rowgen; single-threaded, callable from several threads at once. */
+cis_err cis_rowgen_regen(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *out);
+
+#endif

@@ -1,0 +1,544 @@
+/* Determinant spaces: FCI, truncated CI around one or more references, explicit lists.
+ * The order rule (Reference region, then the Expansion Space) is documented in docs/format.md.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "hamiltonian/slater.h"
+#include "hamiltonian/space_impl.h"
+
+#define CIS_REF_AUTO_MAX 500
+#define CIS_MAX_DETS ((int64_t)0x7fffffff)
+
+static int nthreads_of(int n) { return n > 0 ? n : omp_get_max_threads(); }
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int64_t pair_key(int64_t ia, int64_t ib) { return (ia << 32) | ib; }
+
+/* Electron counts and orbitals beyond norb of one determinant given by the user. */
+static cis_err check_det(const cis_space *s, const uint64_t *a, const uint64_t *b,
+                         const char *what, int64_t idx) {
+  int nw = s->nw, tail = s->norb % 64;
+  uint64_t extra_a = tail ? a[nw - 1] >> tail : 0, extra_b = tail ? b[nw - 1] >> tail : 0;
+  CIS_CHECK(!extra_a && !extra_b, CIS_ERR_INPUT,
+            "%s determinant %ld occupies an orbital beyond norb = %d", what, (long)idx, s->norb);
+  int na = cis_str_popcount(a, nw), nb = cis_str_popcount(b, nw);
+  CIS_CHECK(na == s->nalpha && nb == s->nbeta, CIS_ERR_INPUT,
+            "%s determinant %ld has %d alpha and %d beta electrons, expected %d and %d", what,
+            (long)idx, na, nb, s->nalpha, s->nbeta);
+  return CIS_OK;
+}
+
+/* The references: spec's, or the aufbau determinant. Caller frees *ra, *rb. */
+static cis_err get_refs(const cis_space *s, const cis_space_spec *spec, int64_t *nr,
+                        uint64_t **ra, uint64_t **rb) {
+  int nw = s->nw;
+  *nr = spec->nref_dets > 0 && spec->ref_alpha && spec->ref_beta ? spec->nref_dets : 1;
+  CIS_CALL(cis_calloc(ra, (size_t)(*nr * nw), sizeof(uint64_t), "reference alpha strings"));
+  CIS_CALL(cis_calloc(rb, (size_t)(*nr * nw), sizeof(uint64_t), "reference beta strings"));
+  if (*nr == spec->nref_dets && spec->ref_alpha) {
+    memcpy(*ra, spec->ref_alpha, sizeof(uint64_t) * (size_t)(*nr * nw));
+    memcpy(*rb, spec->ref_beta, sizeof(uint64_t) * (size_t)(*nr * nw));
+    for (int64_t r = 0; r < *nr; r++)
+      CIS_CALL(check_det(s, *ra + r * nw, *rb + r * nw, "reference", r));
+  } else {
+    for (int p = 0; p < s->nalpha; p++) cis_str_set(*ra, p);
+    for (int p = 0; p < s->nbeta; p++) cis_str_set(*rb, p);
+  }
+  return CIS_OK;
+}
+
+/* Alpha-major sorted pair keys of a truncated space (union over references). */
+static cis_err truncated_pairs(cis_space *s, int level, int64_t nr, const uint64_t *ra,
+                               const uint64_t *rb, int64_t **keys, int64_t *nkeys) {
+  cis_err err = CIS_OK;
+  int nw = s->nw;
+  int64_t na = s->astr.n, nb = s->bstr.n, total = 0, n = 0;
+  int64_t *bstart = NULL, *border = NULL, *pos = NULL;
+  int *la = NULL;
+  CIS_TRY(cis_malloc(&bstart, (size_t)level + 2, sizeof(int64_t), "beta level buckets"));
+  CIS_TRY(cis_malloc(&pos, (size_t)level + 2, sizeof(int64_t), "beta level buckets"));
+  CIS_TRY(cis_malloc(&border, (size_t)nb, sizeof(int64_t), "beta level order"));
+  CIS_TRY(cis_malloc(&la, (size_t)na, sizeof(int), "alpha levels"));
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t r = 0; r < nr; r++) {
+      /* Bucket the beta strings by their level relative to reference r. */
+      memset(bstart, 0, sizeof(int64_t) * (size_t)(level + 2));
+      for (int64_t ib = 0; ib < nb; ib++) {
+        int l = cis_str_excitation(cis_strlist_at(&s->bstr, ib), rb + r * nw, nw);
+        if (l <= level) bstart[l + 1]++;
+      }
+      for (int l = 0; l <= level; l++) bstart[l + 1] += bstart[l];
+      memcpy(pos, bstart, sizeof(int64_t) * (size_t)(level + 1));
+      for (int64_t ib = 0; ib < nb; ib++) {
+        int l = cis_str_excitation(cis_strlist_at(&s->bstr, ib), rb + r * nw, nw);
+        if (l <= level) border[pos[l]++] = ib;
+      }
+      for (int64_t ia = 0; ia < na; ia++) {
+        la[ia] = cis_str_excitation(cis_strlist_at(&s->astr, ia), ra + r * nw, nw);
+        if (la[ia] > level) continue;
+        int64_t cnt = bstart[level - la[ia] + 1];
+        if (pass == 0) {
+          total += cnt;
+          continue;
+        }
+        for (int64_t t = 0; t < cnt; t++) (*keys)[n++] = pair_key(ia, border[t]);
+      }
+    }
+    if (pass == 0) {
+      if (total > 4 * CIS_MAX_DETS)
+        CIS_FAIL(CIS_ERR_INPUT, "the truncated space has more than 2^31-1 determinants");
+      CIS_TRY(cis_malloc(keys, (size_t)total, sizeof(int64_t), "determinant keys"));
+    }
+  }
+  qsort(*keys, (size_t)n, sizeof(int64_t), cmp_i64);
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (m == 0 || (*keys)[i] != (*keys)[m - 1]) (*keys)[m++] = (*keys)[i];
+  *nkeys = m;
+cleanup:
+  cis_free(&bstart);
+  cis_free(&pos);
+  cis_free(&border);
+  cis_free(&la);
+  return err;
+}
+
+typedef struct {
+  int64_t key, idx;
+} keyed;
+static int cmp_keyed(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Strings and sorted pair keys of an explicit list; duplicates are an input error. */
+static cis_err list_pairs(cis_space *s, const cis_space_spec *spec, int64_t **keys,
+                          int64_t *nkeys) {
+  cis_err err = CIS_OK;
+  int nw = s->nw;
+  int64_t n = spec->ndets;
+  keyed *kd = NULL;
+  if (n <= 0 || !spec->det_alpha || !spec->det_beta)
+    CIS_FAIL(CIS_ERR_INPUT, "the determinant list is empty");
+  if (n > CIS_MAX_DETS) CIS_FAIL(CIS_ERR_INPUT, "more than 2^31-1 determinants in the list");
+  for (int64_t i = 0; i < n; i++)
+    CIS_TRY(check_det(s, spec->det_alpha + i * nw, spec->det_beta + i * nw, "list", i));
+  CIS_TRY(cis_malloc(&s->astr.bits, (size_t)(n * nw), sizeof(uint64_t), "alpha strings"));
+  CIS_TRY(cis_malloc(&s->bstr.bits, (size_t)(n * nw), sizeof(uint64_t), "beta strings"));
+  memcpy(s->astr.bits, spec->det_alpha, sizeof(uint64_t) * (size_t)(n * nw));
+  memcpy(s->bstr.bits, spec->det_beta, sizeof(uint64_t) * (size_t)(n * nw));
+  s->astr.n = s->bstr.n = n;
+  s->astr.nw = s->bstr.nw = nw;
+  cis_strlist_sort_unique(&s->astr);
+  cis_strlist_sort_unique(&s->bstr);
+  CIS_TRY(cis_malloc(&kd, (size_t)n, sizeof(keyed), "determinant keys"));
+  for (int64_t i = 0; i < n; i++) {
+    int64_t ia = cis_strlist_find(&s->astr, spec->det_alpha + i * nw);
+    int64_t ib = cis_strlist_find(&s->bstr, spec->det_beta + i * nw);
+    kd[i].key = pair_key(ia, ib);
+    kd[i].idx = i;
+  }
+  qsort(kd, (size_t)n, sizeof(keyed), cmp_keyed);
+  for (int64_t i = 1; i < n; i++)
+    if (kd[i].key == kd[i - 1].key)
+      CIS_FAIL(CIS_ERR_INPUT, "list determinant %ld repeats determinant %ld", (long)kd[i].idx,
+               (long)kd[i - 1].idx);
+  CIS_TRY(cis_malloc(keys, (size_t)n, sizeof(int64_t), "determinant keys"));
+  for (int64_t i = 0; i < n; i++) (*keys)[i] = kd[i].key;
+  *nkeys = n;
+cleanup:
+  cis_free(&kd);
+  return err;
+}
+
+/* String lists and alpha-major pair keys for every kind of space. */
+static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
+                          const uint64_t *ra, const uint64_t *rb, int64_t **keys,
+                          int64_t *nkeys) {
+  if (spec->kind == CIS_SPACE_LIST) return list_pairs(s, spec, keys, nkeys);
+  if (spec->kind == CIS_SPACE_FCI) {
+    CIS_CALL(cis_strlist_all(s->norb, s->nalpha, &s->astr));
+    CIS_CALL(cis_strlist_all(s->norb, s->nbeta, &s->bstr));
+    int64_t na = s->astr.n, nb = s->bstr.n;
+    CIS_CHECK(na * nb <= CIS_MAX_DETS, CIS_ERR_INPUT,
+              "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld > 2^31-1 determinants",
+              s->nalpha, s->nbeta, s->norb, (long)na, (long)nb);
+    CIS_CALL(cis_malloc(keys, (size_t)(na * nb), sizeof(int64_t), "determinant keys"));
+    for (int64_t ia = 0; ia < na; ia++)
+      for (int64_t ib = 0; ib < nb; ib++) (*keys)[ia * nb + ib] = pair_key(ia, ib);
+    *nkeys = na * nb;
+    return CIS_OK;
+  }
+  CIS_CHECK(spec->kind == CIS_SPACE_TRUNCATED, CIS_ERR_INPUT, "unknown space kind %d",
+            (int)spec->kind);
+  CIS_CHECK(spec->level >= 0, CIS_ERR_INPUT, "excitation level %d is negative", spec->level);
+  int level = CIS_MIN(spec->level, s->nalpha + s->nbeta);
+  s->astr.nw = s->bstr.nw = s->nw;
+  for (int64_t r = 0; r < nr; r++) {
+    CIS_CALL(cis_strlist_append_within(s->norb, ra + r * s->nw, level, &s->astr));
+    CIS_CALL(cis_strlist_append_within(s->norb, rb + r * s->nw, level, &s->bstr));
+  }
+  cis_strlist_sort_unique(&s->astr);
+  cis_strlist_sort_unique(&s->bstr);
+  CIS_CALL(truncated_pairs(s, level, nr, ra, rb, keys, nkeys));
+  CIS_CHECK(*nkeys <= CIS_MAX_DETS, CIS_ERR_INPUT, "more than 2^31-1 determinants");
+  return CIS_OK;
+}
+
+/* Diagonal energies in alpha-major order (position k of the lookup). */
+static cis_err diag_alpha_major(const cis_space *s, const cis_integrals *ints, double *hd,
+                                int nt) {
+  cis_sc sc;
+  CIS_CALL(cis_sc_init(ints, &sc));
+  int norb = s->norb, fail = 0;
+  double *eb = NULL;
+  if (cis_malloc(&eb, (size_t)s->bstr.n, sizeof(double), "beta string energies")) {
+    cis_sc_free(&sc);
+    return cis_error_code();
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    int occ[2 * CIS_MAX_NORB], *occb = occ + CIS_MAX_NORB;
+    double *jrow = malloc(sizeof(double) * (size_t)norb);
+    if (!jrow) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(static)
+    for (int64_t ib = 0; ib < s->bstr.n; ib++) {
+      int n = cis_str_occ(cis_strlist_at(&s->bstr, ib), s->nw, occb);
+      eb[ib] = cis_sc_string_energy(&sc, occb, n);
+    }
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t ia = 0; ia < s->astr.n; ia++) {
+      if (!jrow) continue;
+      int n = cis_str_occ(cis_strlist_at(&s->astr, ia), s->nw, occ);
+      double ea = cis_sc_string_energy(&sc, occ, n);
+      /* Coulomb field of the alpha electrons, shared by every beta string of this row. */
+      for (int q = 0; q < norb; q++) {
+        double v = 0.0;
+        for (int x = 0; x < n; x++) v += sc.J[occ[x] * norb + q];
+        jrow[q] = v;
+      }
+      for (int64_t k = s->aptr[ia]; k < s->aptr[ia + 1]; k++) {
+        int32_t ib = s->amaj_ib[k];
+        int m = cis_str_occ(cis_strlist_at(&s->bstr, ib), s->nw, occb);
+        double e = ea + eb[ib];
+        for (int y = 0; y < m; y++) e += jrow[occb[y]];
+        hd[k] = e;
+      }
+    }
+    free(jrow);
+  }
+  cis_free(&eb);
+  cis_sc_free(&sc);
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory computing diagonal energies");
+  return CIS_OK;
+}
+
+typedef struct {
+  double e;
+  int64_t pos;
+} epos;
+static int epos_less(epos a, epos b) { return a.e < b.e || (a.e == b.e && a.pos < b.pos); }
+static int cmp_epos(const void *a, const void *b) {
+  epos x = *(const epos *)a, y = *(const epos *)b;
+  return epos_less(x, y) ? -1 : epos_less(y, x) ? 1 : 0;
+}
+
+static void heap_sift_down(epos *h, int64_t n, int64_t i) {
+  for (;;) {
+    int64_t l = 2 * i + 1, r = l + 1, big = i;
+    if (l < n && epos_less(h[big], h[l])) big = l;
+    if (r < n && epos_less(h[big], h[r])) big = r;
+    if (big == i) return;
+    epos t = h[i];
+    h[i] = h[big];
+    h[big] = t;
+    i = big;
+  }
+}
+
+/* The m lowest diagonal energies among positions not yet taken, ascending, into order[]
+ * (max-heap of size m: O(n log m), the Reference region is small). */
+static cis_err pick_lowest(const double *hd, int64_t n, const unsigned char *taken, int64_t m,
+                           int64_t *order) {
+  epos *h = NULL;
+  if (m <= 0) return CIS_OK;
+  CIS_CALL(cis_malloc(&h, (size_t)m, sizeof(epos), "reference selection heap"));
+  int64_t len = 0;
+  for (int64_t k = 0; k < n; k++) {
+    if (taken[k]) continue;
+    epos x = {hd[k], k};
+    if (len < m) {
+      h[len++] = x;
+      if (len == m)
+        for (int64_t i = m / 2 - 1; i >= 0; i--) heap_sift_down(h, m, i);
+    } else if (epos_less(x, h[0])) {
+      h[0] = x;
+      heap_sift_down(h, m, 0);
+    }
+  }
+  qsort(h, (size_t)len, sizeof(epos), cmp_epos);
+  for (int64_t i = 0; i < len; i++) order[i] = h[i].pos;
+  cis_free(&h);
+  return CIS_OK;
+}
+
+/* Our order: references, the lowest remaining diagonals up to nref, then alpha-major. */
+static cis_err make_order(cis_space *s, const double *hd, const int64_t *refpos, int64_t nr,
+                          int64_t *order) {
+  cis_err err = CIS_OK;
+  unsigned char *taken = NULL;
+  int64_t n = s->ndet, m = 0;
+  CIS_TRY(cis_calloc(&taken, (size_t)n, 1, "determinant marks"));
+  for (int64_t r = 0; r < nr; r++) {
+    if (refpos[r] < 0 || taken[refpos[r]]) continue; /* absent or repeated reference */
+    taken[refpos[r]] = 1;
+    order[m++] = refpos[r];
+  }
+  if (s->nref < m) s->nref = m;
+  CIS_TRY(pick_lowest(hd, n, taken, s->nref - m, order + m));
+  for (int64_t i = m; i < s->nref; i++) taken[order[i]] = 1;
+  m = s->nref;
+  for (int64_t k = 0; k < n; k++)
+    if (!taken[k]) order[m++] = k;
+cleanup:
+  cis_free(&taken);
+  return err;
+}
+
+static cis_err check_electrons(const cis_integrals *ints) {
+  CIS_CHECK(ints->norb >= 1 && ints->norb <= CIS_MAX_NORB, CIS_ERR_INPUT,
+            "norb = %d: expected 1 to %d orbitals", ints->norb, CIS_MAX_NORB);
+  CIS_CHECK(ints->nalpha >= 0 && ints->nbeta >= 0, CIS_ERR_INPUT,
+            "negative electron count (nalpha = %d, nbeta = %d)", ints->nalpha, ints->nbeta);
+  CIS_CHECK(ints->nalpha <= ints->norb && ints->nbeta <= ints->norb, CIS_ERR_INPUT,
+            "NELEC = %d with MS2 = %d needs %d alpha and %d beta electrons, more than the %d "
+            "orbitals hold",
+            ints->nalpha + ints->nbeta, ints->nalpha - ints->nbeta, ints->nalpha, ints->nbeta,
+            ints->norb);
+  return CIS_OK;
+}
+
+static void describe(cis_space *s, const cis_space_spec *spec) {
+  static const char *names[] = {"CIS", "CISD", "CISDT", "CISDTQ"};
+  if (spec->kind == CIS_SPACE_FCI)
+    snprintf(s->desc, sizeof s->desc, "FCI");
+  else if (spec->kind == CIS_SPACE_LIST)
+    snprintf(s->desc, sizeof s->desc, "explicit list");
+  else if (spec->level >= 1 && spec->level <= 4)
+    snprintf(s->desc, sizeof s->desc, "%s (level %d)", names[spec->level - 1], spec->level);
+  else
+    snprintf(s->desc, sizeof s->desc, "CI level %d", spec->level);
+}
+
+/* Alpha-major lookup from sorted keys; amaj_det is the identity until ordered. */
+static cis_err make_lookup(cis_space *s, const int64_t *keys) {
+  int64_t n = s->ndet, na = s->astr.n;
+  CIS_CALL(cis_calloc(&s->aptr, (size_t)na + 1, sizeof(int64_t), "alpha-major row pointers"));
+  CIS_CALL(cis_malloc(&s->amaj_ib, (size_t)n, sizeof(int32_t), "alpha-major beta indices"));
+  CIS_CALL(cis_malloc(&s->amaj_det, (size_t)n, sizeof(int32_t), "alpha-major det indices"));
+  for (int64_t k = 0; k < n; k++) {
+    s->aptr[(keys[k] >> 32) + 1]++;
+    s->amaj_ib[k] = (int32_t)(keys[k] & 0xffffffff);
+    s->amaj_det[k] = (int32_t)k;
+  }
+  for (int64_t ia = 0; ia < na; ia++) s->aptr[ia + 1] += s->aptr[ia];
+  return CIS_OK;
+}
+
+/* Put determinants in our order; hd is in alpha-major order. */
+static cis_err apply_order(cis_space *s, const int64_t *order, const double *hd,
+                           const int64_t *keys) {
+  int64_t n = s->ndet;
+  CIS_CALL(cis_malloc(&s->det_ia, (size_t)n, sizeof(int32_t), "determinant alpha indices"));
+  CIS_CALL(cis_malloc(&s->det_ib, (size_t)n, sizeof(int32_t), "determinant beta indices"));
+  CIS_CALL(cis_malloc(&s->hdiag, (size_t)n, sizeof(double), "diagonal energies"));
+  for (int64_t d = 0; d < n; d++) {
+    int64_t k = order[d];
+    s->det_ia[d] = (int32_t)(keys[k] >> 32);
+    s->det_ib[d] = (int32_t)(keys[k] & 0xffffffff);
+    s->hdiag[d] = hd[k];
+    s->amaj_det[k] = (int32_t)d;
+  }
+  return CIS_OK;
+}
+
+static cis_err find_refs(const cis_space *s, int64_t nr, const uint64_t *ra, const uint64_t *rb,
+                         const cis_space_spec *spec, int64_t *refpos) {
+  for (int64_t r = 0; r < nr; r++) {
+    int64_t ia = cis_strlist_find(&s->astr, ra + r * s->nw);
+    int64_t ib = cis_strlist_find(&s->bstr, rb + r * s->nw);
+    refpos[r] = (ia < 0 || ib < 0) ? -1 : cis_space_lookup(s, ia, (int32_t)ib);
+    int given = spec->nref_dets > 0 && spec->ref_alpha;
+    CIS_CHECK(refpos[r] >= 0 || !given, CIS_ERR_INPUT,
+              "reference determinant %ld is not in the %s space", (long)r, s->desc);
+  }
+  return CIS_OK;
+}
+
+cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
+                        const cis_space_opts *opts, cis_space **out) {
+  cis_err err = CIS_OK;
+  cis_space *s = NULL;
+  uint64_t *ra = NULL, *rb = NULL;
+  int64_t *keys = NULL, *order = NULL, *refpos = NULL, nr = 0, nkeys = 0;
+  double *hd = NULL;
+  *out = NULL;
+  CIS_TRY(check_electrons(ints));
+  CIS_TRY(cis_calloc(&s, 1, sizeof *s, "space"));
+  s->norb = ints->norb;
+  s->nw = cis_nwords(ints->norb);
+  s->nalpha = ints->nalpha;
+  s->nbeta = ints->nbeta;
+  describe(s, spec);
+  CIS_TRY(get_refs(s, spec, &nr, &ra, &rb));
+  CIS_TRY(make_pairs(s, spec, nr, ra, rb, &keys, &nkeys));
+  if (nkeys <= 0) CIS_FAIL(CIS_ERR_INPUT, "the %s space is empty", s->desc);
+  s->ndet = nkeys;
+  CIS_TRY(make_lookup(s, keys));
+  CIS_TRY(cis_malloc(&hd, (size_t)nkeys, sizeof(double), "diagonal energies"));
+  CIS_TRY(diag_alpha_major(s, ints, hd, nthreads_of(opts ? opts->nthreads : 0)));
+  CIS_TRY(cis_malloc(&refpos, (size_t)nr, sizeof(int64_t), "reference positions"));
+  CIS_TRY(find_refs(s, nr, ra, rb, spec, refpos));
+  int64_t want = opts && opts->ref_size > 0 ? opts->ref_size : CIS_REF_AUTO_MAX;
+  s->nref = CIS_MIN(want, s->ndet);
+  CIS_TRY(cis_malloc(&order, (size_t)nkeys, sizeof(int64_t), "determinant order"));
+  CIS_TRY(make_order(s, hd, refpos, nr, order));
+  CIS_TRY(apply_order(s, order, hd, keys));
+  *out = s;
+  s = NULL;
+cleanup:
+  cis_free(&ra);
+  cis_free(&rb);
+  cis_free(&keys);
+  cis_free(&order);
+  cis_free(&refpos);
+  cis_free(&hd);
+  cis_space_destroy(&s);
+  return err;
+}
+
+void cis_space_destroy(cis_space **sp) {
+  if (!sp || !*sp) return;
+  cis_space *s = *sp;
+  cis_strlist_free(&s->astr);
+  cis_strlist_free(&s->bstr);
+  cis_free(&s->det_ia);
+  cis_free(&s->det_ib);
+  cis_free(&s->aptr);
+  cis_free(&s->amaj_ib);
+  cis_free(&s->amaj_det);
+  cis_free(&s->hdiag);
+  cis_free(sp);
+}
+
+int64_t cis_space_ndet(const cis_space *s) { return s->ndet; }
+int64_t cis_space_nref(const cis_space *s) { return s->nref; }
+int cis_space_norb(const cis_space *s) { return s->norb; }
+int cis_space_nwords(const cis_space *s) { return s->nw; }
+int cis_space_nalpha(const cis_space *s) { return s->nalpha; }
+int cis_space_nbeta(const cis_space *s) { return s->nbeta; }
+const char *cis_space_describe(const cis_space *s) { return s->desc; }
+const double *cis_space_hdiag(const cis_space *s) { return s->hdiag; }
+const uint64_t *cis_space_alpha(const cis_space *s, int64_t i) {
+  return cis_strlist_at(&s->astr, s->det_ia[i]);
+}
+const uint64_t *cis_space_beta(const cis_space *s, int64_t i) {
+  return cis_strlist_at(&s->bstr, s->det_ib[i]);
+}
+
+int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t *beta) {
+  int64_t ia = cis_strlist_find(&s->astr, alpha);
+  int64_t ib = ia < 0 ? -1 : cis_strlist_find(&s->bstr, beta);
+  return ib < 0 ? -1 : cis_space_lookup(s, ia, (int32_t)ib);
+}
+
+void cis_space_det_string(const cis_space *s, int64_t i, char *buf) {
+  const uint64_t *a = cis_space_alpha(s, i), *b = cis_space_beta(s, i);
+  for (int p = 0; p < s->norb; p++) {
+    int x = cis_str_test(a, p), y = cis_str_test(b, p);
+    buf[p] = x && y ? '2' : x ? 'a' : y ? 'b' : '0';
+  }
+  buf[s->norb] = '\0';
+}
+
+/* sum_J c_J <J| S_- S_+ |I> over the off-diagonal part, for k vectors: S_- S_+ moves an alpha
+ * electron q -> p and a beta electron p -> q (p in beta only, q in alpha only), with matrix
+ * element -s_alpha(q->p) s_beta(p->q). */
+static void s2_offdiag(const cis_space *s, int64_t d, int k, const double *C, double *acc,
+                       uint64_t *wa, uint64_t *wb) {
+  int nw = s->nw;
+  const uint64_t *a = cis_space_alpha(s, d), *b = cis_space_beta(s, d);
+  for (int p = 0; p < s->norb; p++) {
+    if (!cis_str_test(b, p) || cis_str_test(a, p)) continue;
+    for (int q = 0; q < s->norb; q++) {
+      if (!cis_str_test(a, q) || cis_str_test(b, q)) continue;
+      int sign = -cis_str_sign(a, q, p) * cis_str_sign(b, p, q);
+      memcpy(wa, a, sizeof(uint64_t) * nw);
+      memcpy(wb, b, sizeof(uint64_t) * nw);
+      cis_str_clear(wa, q);
+      cis_str_set(wa, p);
+      cis_str_clear(wb, p);
+      cis_str_set(wb, q);
+      int64_t j = cis_space_find(s, wa, wb);
+      if (j < 0) continue;
+      for (int v = 0; v < k; v++) acc[v] += sign * C[v * s->ndet + j];
+    }
+  }
+}
+
+cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2) {
+  cis_err err = CIS_OK;
+  double *num = NULL, *nrm = NULL;
+  int64_t n = s->ndet;
+  int nw = s->nw, fail = 0;
+  double sz = 0.5 * (s->nalpha - s->nbeta);
+  CIS_TRY(cis_calloc(&num, (size_t)k, sizeof(double), "S^2 numerators"));
+  CIS_TRY(cis_calloc(&nrm, (size_t)k, sizeof(double), "S^2 norms"));
+#pragma omp parallel
+  {
+    double *acc = calloc((size_t)k * 3, sizeof(double)), *mynum = acc + k, *mynrm = acc + 2 * k;
+    uint64_t *w = malloc(sizeof(uint64_t) * 2 * (size_t)nw);
+    if (!acc || !w) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t d = 0; d < n; d++) {
+      if (!acc || !w) continue;
+      const uint64_t *a = cis_space_alpha(s, d), *b = cis_space_beta(s, d);
+      int nopen_b = 0; /* beta electrons whose orbital has no alpha electron */
+      for (int x = 0; x < nw; x++) nopen_b += __builtin_popcountll(b[x] & ~a[x]);
+      for (int v = 0; v < k; v++) acc[v] = (sz * (sz + 1) + nopen_b) * C[v * n + d];
+      s2_offdiag(s, d, k, C, acc, w, w + nw);
+      for (int v = 0; v < k; v++) {
+        mynum[v] += C[v * n + d] * acc[v];
+        mynrm[v] += C[v * n + d] * C[v * n + d];
+      }
+    }
+#pragma omp critical
+    for (int v = 0; acc && v < k; v++) {
+      num[v] += mynum[v];
+      nrm[v] += mynrm[v];
+    }
+    free(acc);
+    free(w);
+  }
+  if (fail) CIS_FAIL(CIS_ERR_NOMEM, "out of host memory computing <S^2>");
+  for (int v = 0; v < k; v++) s2[v] = nrm[v] > 0 ? num[v] / nrm[v] : 0.0;
+cleanup:
+  cis_free(&num);
+  cis_free(&nrm);
+  return err;
+}

@@ -1,0 +1,43 @@
+/* cisolve: the layout of a determinant space (private to hamiltonian/).
+ *
+ * Strings: two sorted lists (alpha, beta). Determinant d (our order) is the pair
+ * (det_ia[d], det_ib[d]). The alpha-major lookup lists, for alpha string ia, the beta strings
+ * present with it in ascending order, amaj_ib[aptr[ia] .. aptr[ia+1]), and their determinant
+ * indices amaj_det[...]. An alpha row holding every beta string (FCI) is found in O(1);
+ * otherwise by binary search within the row.
+ */
+#ifndef CIS_SPACE_IMPL_H
+#define CIS_SPACE_IMPL_H
+
+#include "hamiltonian/space.h"
+#include "hamiltonian/strings.h"
+
+struct cis_space {
+  int norb, nw, nalpha, nbeta;
+  char desc[96];
+  int64_t ndet, nref;
+  cis_strlist astr, bstr;
+  int32_t *det_ia, *det_ib; /* ndet, our order */
+  int64_t *aptr;            /* astr.n + 1 */
+  int32_t *amaj_ib;         /* ndet, alpha-major */
+  int32_t *amaj_det;        /* ndet, alpha-major -> our index */
+  double *hdiag;            /* ndet, our order, without ecore */
+};
+
+static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t ib) {
+  int64_t lo = s->aptr[ia], hi = s->aptr[ia + 1];
+  if (hi - lo == s->bstr.n) return s->amaj_det[lo + ib];
+  hi--;
+  while (lo <= hi) {
+    int64_t mid = lo + ((hi - lo) >> 1);
+    int32_t v = s->amaj_ib[mid];
+    if (v == ib) return s->amaj_det[mid];
+    if (v < ib)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+#endif

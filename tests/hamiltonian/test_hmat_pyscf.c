@@ -1,0 +1,288 @@
+/* Our Hamiltonian against PySCF's (data from make_matrix_ref.py).
+ *
+ * usage: test_hmat_pyscf FILE.h5 [--space fci|cisd] [--ref-size N] [--budget BYTES]
+ *                                [--block-rows N] [--expect-streamed]
+ * Determinants are matched by their bit strings. Checks: every element of our H against
+ * PySCF's H (when the file holds it; for a truncated space, the principal submatrix), H x
+ * against PySCF's contract_2e x (FCI only), the Reference block and the diagonal against H,
+ * and <S^2> of PySCF's FCI vectors against PySCF's spin_square.
+ */
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "hamiltonian/hmat.h"
+
+#define TOL 1e-12
+
+static int failures = 0;
+#define EXPECT(cond, ...)            \
+  do {                               \
+    if (!(cond)) {                   \
+      printf("FAIL: " __VA_ARGS__);  \
+      printf("\n");                  \
+      failures++;                    \
+    }                                \
+  } while (0)
+
+static int has(hid_t f, const char *name) { return H5Lexists(f, name, H5P_DEFAULT) > 0; }
+
+/* Read a whole dataset of native type `type`; *count gets its number of elements. */
+static cis_err read_ds(hid_t f, const char *name, hid_t type, size_t elsize, void *pp,
+                       int64_t *count) {
+  cis_err err = CIS_OK;
+  hid_t d = H5Dopen2(f, name, H5P_DEFAULT), sp = -1;
+  if (d < 0) CIS_FAIL(CIS_ERR_IO, "dataset '%s' missing", name);
+  sp = H5Dget_space(d);
+  hssize_t n = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
+  if (n < 0) CIS_FAIL(CIS_ERR_IO, "dataset '%s': no extent", name);
+  CIS_TRY(cis_malloc(pp, (size_t)n, elsize, name));
+  if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *(void **)pp) < 0)
+    CIS_FAIL(CIS_ERR_IO, "dataset '%s': read failed", name);
+  if (count) *count = n;
+cleanup:
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  return err;
+}
+
+typedef struct {
+  cis_integrals ints;
+  int64_t na, nb, nw, nh, nroots;
+  uint64_t *astr, *bstr;
+  double *x, *hx, *hval, *civec, *s2;
+  int64_t *hrow, *hcol;
+} ref_data;
+
+static cis_err read_ref(const char *path, ref_data *r) {
+  cis_err err = CIS_OK;
+  int64_t cnt, *iv = NULL;
+  double *dv = NULL;
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) CIS_FAIL(CIS_ERR_IO, "%s: cannot open", path);
+  CIS_TRY(read_ds(f, "norb", H5T_NATIVE_INT64, 8, &iv, NULL));
+  r->ints.norb = (int)iv[0];
+  cis_free(&iv);
+  CIS_TRY(read_ds(f, "nalpha", H5T_NATIVE_INT64, 8, &iv, NULL));
+  r->ints.nalpha = (int)iv[0];
+  cis_free(&iv);
+  CIS_TRY(read_ds(f, "nbeta", H5T_NATIVE_INT64, 8, &iv, NULL));
+  r->ints.nbeta = (int)iv[0];
+  CIS_TRY(read_ds(f, "ecore", H5T_NATIVE_DOUBLE, 8, &dv, NULL));
+  r->ints.ecore = dv[0];
+  CIS_TRY(read_ds(f, "h1e", H5T_NATIVE_DOUBLE, 8, &r->ints.h1e, NULL));
+  CIS_TRY(read_ds(f, "eri", H5T_NATIVE_DOUBLE, 8, &r->ints.eri, &cnt));
+  if (cnt != cis_eri_size(r->ints.norb)) CIS_FAIL(CIS_ERR_INPUT, "%s: eri size %ld", path, (long)cnt);
+  r->nw = cis_nwords(r->ints.norb);
+  CIS_TRY(read_ds(f, "alpha_strings", H5T_NATIVE_UINT64, 8, &r->astr, &cnt));
+  r->na = cnt / r->nw;
+  CIS_TRY(read_ds(f, "beta_strings", H5T_NATIVE_UINT64, 8, &r->bstr, &cnt));
+  r->nb = cnt / r->nw;
+  CIS_TRY(read_ds(f, "x", H5T_NATIVE_DOUBLE, 8, &r->x, NULL));
+  CIS_TRY(read_ds(f, "hx", H5T_NATIVE_DOUBLE, 8, &r->hx, NULL));
+  if (has(f, "h_val")) {
+    CIS_TRY(read_ds(f, "h_row", H5T_NATIVE_INT64, 8, &r->hrow, &r->nh));
+    CIS_TRY(read_ds(f, "h_col", H5T_NATIVE_INT64, 8, &r->hcol, NULL));
+    CIS_TRY(read_ds(f, "h_val", H5T_NATIVE_DOUBLE, 8, &r->hval, NULL));
+  }
+  if (has(f, "s2")) {
+    CIS_TRY(read_ds(f, "s2", H5T_NATIVE_DOUBLE, 8, &r->s2, &r->nroots));
+    CIS_TRY(read_ds(f, "civec", H5T_NATIVE_DOUBLE, 8, &r->civec, NULL));
+  }
+cleanup:
+  cis_free(&iv);
+  cis_free(&dv);
+  if (f >= 0) H5Fclose(f);
+  return err;
+}
+
+/* map[I] = our index of PySCF determinant I (ia*nb + ib), or -1 outside our space. */
+static void map_dets(const ref_data *r, const cis_space *s, int64_t *map) {
+  for (int64_t ia = 0; ia < r->na; ia++)
+    for (int64_t ib = 0; ib < r->nb; ib++)
+      map[ia * r->nb + ib] = cis_space_find(s, r->astr + ia * r->nw, r->bstr + ib * r->nw);
+}
+
+/* Every element of our H (to_csr) against PySCF's dense H, over our determinants. */
+static void check_elements(const ref_data *r, const cis_hmat *h, const int64_t *map) {
+  int64_t N = r->na * r->nb, n = h->n, *inv = calloc((size_t)n, sizeof(int64_t));
+  double *ref = calloc((size_t)(N * N), sizeof(double)), *ours = calloc((size_t)(n * n), 8);
+  cis_csr m = {0};
+  if (!inv || !ref || !ours || cis_hmat_to_csr(h, &m) != CIS_OK) {
+    EXPECT(0, "setup of the element check: %s", cis_error_message());
+    goto done;
+  }
+  for (int64_t q = 0; q < r->nh; q++) ref[r->hrow[q] * N + r->hcol[q]] = r->hval[q];
+  for (int64_t I = 0; I < N; I++)
+    if (map[I] >= 0) inv[map[I]] = I;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t q = m.rowptr[i]; q < m.rowptr[i + 1]; q++) {
+      EXPECT(q == m.rowptr[i] || m.col[q] > m.col[q - 1], "row %ld not sorted", (long)i);
+      ours[i * n + m.col[q]] = m.val[q];
+    }
+  }
+  double worst = 0.0;
+  int64_t wi = 0, wj = 0;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double d = fabs(ours[i * n + j] - ref[inv[i] * N + inv[j]]);
+      if (d > worst) worst = d, wi = i, wj = j;
+    }
+  printf("elements: %ld x %ld, %ld stored nonzeros, max |ours - PySCF| = %.3e\n", (long)n,
+         (long)n, (long)m.nnz, worst);
+  EXPECT(worst <= TOL, "H[%ld,%ld] = %.15f, PySCF %.15f", (long)wi, (long)wj, ours[wi * n + wj],
+         ref[inv[wi] * N + inv[wj]]);
+  for (int64_t i = 0; i < n; i++)
+    EXPECT(fabs(h->hdiag[i] - ours[i * n + i]) <= TOL, "hdiag[%ld]", (long)i);
+  for (int64_t i = 0; i < h->nref; i++)
+    for (int64_t j = 0; j < h->nref; j++)
+      EXPECT(h->hpp[i + j * h->nref] == ours[i * n + j], "hpp[%ld,%ld]", (long)i, (long)j);
+done:
+  cis_csr_free(&m);
+  free(inv);
+  free(ref);
+  free(ours);
+}
+
+/* H x through the hybrid product (regenerating uncached blocks) against contract_2e x. */
+static void check_hx(const ref_data *r, const cis_hmat *h, const int64_t *map) {
+  int64_t N = r->na * r->nb, n = h->n;
+  double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+  if (!x || !y) {
+    EXPECT(0, "out of memory");
+    goto done;
+  }
+  for (int64_t I = 0; I < N; I++) x[map[I]] = r->x[I];
+  cis_err e = cis_hyb_apply_cpu(&h->hyb, 1, x, y);
+  EXPECT(e == CIS_OK, "hybrid product: %s", cis_error_message());
+  double worst = 0.0, scale = 0.0;
+  for (int64_t I = 0; I < N; I++) {
+    worst = fmax(worst, fabs(y[map[I]] - r->hx[I]));
+    scale = fmax(scale, fabs(r->hx[I]));
+  }
+  printf("H x: max |ours - PySCF contract_2e| = %.3e (max |Hx| = %.3f)\n", worst, scale);
+  EXPECT(worst <= TOL, "H x differs from PySCF by %.3e", worst);
+done:
+  free(x);
+  free(y);
+}
+
+static void check_s2(const ref_data *r, const cis_space *s, const int64_t *map) {
+  int64_t N = r->na * r->nb, n = cis_space_ndet(s);
+  int k = (int)r->nroots;
+  double *c = calloc((size_t)(n * k), sizeof(double)), *s2 = calloc((size_t)k, sizeof(double));
+  if (!c || !s2) {
+    EXPECT(0, "out of memory");
+    goto done;
+  }
+  for (int v = 0; v < k; v++)
+    for (int64_t I = 0; I < N; I++) c[v * n + map[I]] = r->civec[v * N + I];
+  EXPECT(cis_space_s2(s, k, c, s2) == CIS_OK, "cis_space_s2: %s", cis_error_message());
+  for (int v = 0; v < k; v++) {
+    printf("<S^2> root %d: ours %.12f PySCF %.12f\n", v, s2[v], r->s2[v]);
+    EXPECT(fabs(s2[v] - r->s2[v]) <= 1e-10, "<S^2> of root %d", v);
+  }
+done:
+  free(c);
+  free(s2);
+}
+
+/* An explicit list: every third PySCF determinant, in reverse order. */
+static cis_err make_list(const ref_data *r, cis_space_spec *spec) {
+  int64_t N = r->na * r->nb, n = (N + 2) / 3, nw = r->nw;
+  CIS_CALL(cis_malloc(&spec->det_alpha, (size_t)(n * nw), sizeof(uint64_t), "list"));
+  CIS_CALL(cis_malloc(&spec->det_beta, (size_t)(n * nw), sizeof(uint64_t), "list"));
+  for (int64_t t = 0; t < n; t++) {
+    int64_t I = 3 * (n - 1 - t);
+    memcpy(spec->det_alpha + t * nw, r->astr + (I / r->nb) * nw, sizeof(uint64_t) * nw);
+    memcpy(spec->det_beta + t * nw, r->bstr + (I % r->nb) * nw, sizeof(uint64_t) * nw);
+  }
+  spec->ndets = n;
+  return CIS_OK;
+}
+
+static int run(const char *path, int argc, char **argv) {
+  ref_data r;
+  memset(&r, 0, sizeof r);
+  cis_space_spec spec = {.kind = CIS_SPACE_FCI};
+  cis_space_opts so = {0, 0};
+  cis_hmat_opts ho = {-1, 0, 0, 0};
+  int expect_streamed = 0;
+  for (int a = 2; a < argc; a++) {
+    if (!strcmp(argv[a], "--space") && a + 1 < argc) {
+      a++;
+      if (!strcmp(argv[a], "cisd")) spec = (cis_space_spec){.kind = CIS_SPACE_TRUNCATED, .level = 2};
+      if (!strcmp(argv[a], "list")) spec.kind = CIS_SPACE_LIST;
+    } else if (!strcmp(argv[a], "--ref-size") && a + 1 < argc) {
+      so.ref_size = atol(argv[++a]);
+    } else if (!strcmp(argv[a], "--budget") && a + 1 < argc) {
+      ho.mem_budget = atol(argv[++a]);
+    } else if (!strcmp(argv[a], "--block-rows") && a + 1 < argc) {
+      ho.block_rows = atol(argv[++a]);
+    } else if (!strcmp(argv[a], "--expect-streamed")) {
+      expect_streamed = 1;
+    } else {
+      printf("unknown argument %s\n", argv[a]);
+      return 1;
+    }
+  }
+  cis_space *s = NULL;
+  cis_hmat *h = NULL;
+  int64_t *map = NULL;
+  if (read_ref(path, &r) || (spec.kind == CIS_SPACE_LIST && make_list(&r, &spec)) ||
+      cis_space_build(&r.ints, &spec, &so, &s) ||
+      cis_hmat_build_ci(&r.ints, s, &ho, &h)) {
+    cis_error_print(1);
+    return 1;
+  }
+  int64_t N = r.na * r.nb, inside = 0;
+  map = malloc(sizeof(int64_t) * (size_t)N);
+  if (!map) return 1;
+  map_dets(&r, s, map);
+  for (int64_t I = 0; I < N; I++) inside += map[I] >= 0;
+  printf("%s: %s, norb %d, (%d,%d), %ld determinants (%ld of PySCF's %ld), nref %ld, "
+         "blocks %ld cached of %ld, %.3f s\n",
+         path, cis_space_describe(s), r.ints.norb, r.ints.nalpha, r.ints.nbeta, (long)h->n,
+         (long)inside, (long)N, (long)h->nref, (long)h->hyb.ncached, (long)h->hyb.nblocks,
+         h->stats.t_build);
+  EXPECT(inside == h->n, "%ld of our determinants are not PySCF's", (long)(h->n - inside));
+  if (expect_streamed)
+    EXPECT(h->hyb.ncached < h->hyb.nblocks && h->hyb.regen, "no block is regenerated");
+  if (r.hval) check_elements(&r, h, map);
+  if (spec.kind == CIS_SPACE_FCI) {
+    EXPECT(h->n == N, "FCI has %ld determinants, PySCF %ld", (long)h->n, (long)N);
+    check_hx(&r, h, map);
+    if (r.s2) check_s2(&r, s, map);
+  }
+  cis_hmat_destroy(&h);
+  cis_space_destroy(&s);
+  EXPECT(h == NULL && s == NULL, "destroy leaves NULL");
+  free(map);
+  cis_free(&r.ints.h1e);
+  cis_free(&r.ints.eri);
+  cis_free(&r.astr);
+  cis_free(&r.bstr);
+  cis_free(&r.x);
+  cis_free(&r.hx);
+  cis_free(&r.hrow);
+  cis_free(&r.hcol);
+  cis_free(&r.hval);
+  cis_free(&r.civec);
+  cis_free(&r.s2);
+  cis_free(&spec.det_alpha);
+  cis_free(&spec.det_beta);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    printf("usage: %s FILE.h5 [options]\n", argv[0]);
+    return 1;
+  }
+  if (run(argv[1], argc, argv)) return 1;
+  printf(failures ? "FAILED (%d)\n" : "passed\n", failures);
+  return failures ? 1 : 0;
+}

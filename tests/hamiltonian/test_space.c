@@ -1,0 +1,205 @@
+/* Determinant spaces: truncated-space sizes against the combinatorial formula, membership
+ * against brute force over the FCI space, the Reference-region order, input errors, and the
+ * explicit-matrix path (permutation, budget error). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "hamiltonian/hmat.h"
+
+static int failures = 0;
+#define EXPECT(cond, ...)            \
+  do {                               \
+    if (!(cond)) {                   \
+      printf("FAIL: " __VA_ARGS__);  \
+      printf("\n");                  \
+      failures++;                    \
+    }                                \
+  } while (0)
+
+static double binom(int n, int k) {
+  if (k < 0 || k > n) return 0;
+  double r = 1;
+  for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
+  return r;
+}
+
+/* Determinants with (alpha level + beta level) <= L: choose la holes among nalpha occupied
+ * and la particles among norb - nalpha virtuals, the same for beta. */
+static int64_t truncated_count(int norb, int na, int nb, int L) {
+  double c = 0;
+  for (int la = 0; la <= L; la++)
+    for (int lb = 0; lb <= L - la; lb++)
+      c += binom(na, la) * binom(norb - na, la) * binom(nb, lb) * binom(norb - nb, lb);
+  return (int64_t)llround(c);
+}
+
+static void random_ints(cis_integrals *in, int norb, int na, int nb, unsigned seed) {
+  srand(seed);
+  memset(in, 0, sizeof *in);
+  in->norb = norb;
+  in->nalpha = na;
+  in->nbeta = nb;
+  in->h1e = calloc((size_t)norb * norb, sizeof(double));
+  in->eri = calloc((size_t)cis_eri_size(norb), sizeof(double));
+  for (int p = 0; p < norb; p++)
+    for (int q = 0; q <= p; q++)
+      in->h1e[p * norb + q] = in->h1e[q * norb + p] = (p == q ? p : 0.1 * rand() / RAND_MAX);
+  for (int64_t i = 0; i < cis_eri_size(norb); i++) in->eri[i] = 0.05 * rand() / RAND_MAX;
+}
+
+static int level_of(const uint64_t *a, const uint64_t *b, const uint64_t *ra, const uint64_t *rb,
+                    int nw) {
+  int l = 0;
+  for (int w = 0; w < nw; w++)
+    l += __builtin_popcountll(a[w] & ~ra[w]) + __builtin_popcountll(b[w] & ~rb[w]);
+  return l;
+}
+
+static void test_truncated(int norb, int na, int nb, int L) {
+  cis_integrals in;
+  random_ints(&in, norb, na, nb, 1);
+  cis_space_spec spec = {.kind = CIS_SPACE_TRUNCATED, .level = L};
+  cis_space_opts so = {50, 0};
+  cis_space *s = NULL;
+  if (cis_space_build(&in, &spec, &so, &s)) {
+    EXPECT(0, "truncated build: %s", cis_error_message());
+    return;
+  }
+  int nw = cis_nwords(norb);
+  uint64_t ra[2] = {0}, rb[2] = {0};
+  for (int p = 0; p < na; p++) ra[p / 64] |= (uint64_t)1 << (p % 64);
+  for (int p = 0; p < nb; p++) rb[p / 64] |= (uint64_t)1 << (p % 64);
+  int64_t n = cis_space_ndet(s), want = truncated_count(norb, na, nb, L);
+  printf("%s norb %d (%d,%d): %ld determinants, formula %ld, nref %ld\n", cis_space_describe(s),
+         norb, na, nb, (long)n, (long)want, (long)cis_space_nref(s));
+  EXPECT(n == want, "count %ld, formula %ld", (long)n, (long)want);
+  const double *hd = cis_space_hdiag(s);
+  for (int64_t i = 0; i < n; i++) {
+    int l = level_of(cis_space_alpha(s, i), cis_space_beta(s, i), ra, rb, nw);
+    EXPECT(l <= L, "determinant %ld at level %d", (long)i, l);
+    EXPECT(cis_space_find(s, cis_space_alpha(s, i), cis_space_beta(s, i)) == i, "find %ld",
+           (long)i);
+    if (i >= 2 && i < cis_space_nref(s)) EXPECT(hd[i] >= hd[i - 1], "Reference order at %ld", (long)i);
+  }
+  EXPECT(level_of(cis_space_alpha(s, 0), cis_space_beta(s, 0), ra, rb, nw) == 0,
+         "determinant 0 is not the reference");
+  cis_space_destroy(&s);
+  free(in.h1e);
+  free(in.eri);
+}
+
+/* Two references, level 1: membership equals "within 1 of either", by brute force over FCI. */
+static void test_multiref(void) {
+  int norb = 8, na = 2, nb = 2;
+  cis_integrals in;
+  random_ints(&in, norb, na, nb, 2);
+  uint64_t ra[2] = {0x3, 0x30}, rb[2] = {0x3, 0x30};
+  cis_space_spec fs = {.kind = CIS_SPACE_FCI};
+  cis_space_spec ts = {.kind = CIS_SPACE_TRUNCATED, .level = 1, .nref_dets = 2,
+                       .ref_alpha = ra, .ref_beta = rb};
+  cis_space *f = NULL, *t = NULL;
+  if (cis_space_build(&in, &fs, NULL, &f) || cis_space_build(&in, &ts, NULL, &t)) {
+    EXPECT(0, "multi-reference build: %s", cis_error_message());
+    return;
+  }
+  int64_t inside = 0;
+  for (int64_t i = 0; i < cis_space_ndet(f); i++) {
+    const uint64_t *a = cis_space_alpha(f, i), *b = cis_space_beta(f, i);
+    int want = level_of(a, b, &ra[0], &rb[0], 1) <= 1 || level_of(a, b, &ra[1], &rb[1], 1) <= 1;
+    inside += want;
+    EXPECT((cis_space_find(t, a, b) >= 0) == want, "FCI determinant %ld membership", (long)i);
+  }
+  printf("two references, level 1: %ld determinants, brute force %ld\n", (long)cis_space_ndet(t),
+         (long)inside);
+  EXPECT(cis_space_ndet(t) == inside, "multi-reference count");
+  EXPECT(cis_space_alpha(t, 0)[0] == ra[0] && cis_space_alpha(t, 1)[0] == ra[1],
+         "references first");
+  cis_space_destroy(&f);
+  cis_space_destroy(&t);
+  free(in.h1e);
+  free(in.eri);
+}
+
+static void expect_error(const cis_integrals *in, const cis_space_spec *spec, const char *what) {
+  cis_space *s = NULL;
+  cis_err e = cis_space_build(in, spec, NULL, &s);
+  printf("expected error: %s\n", cis_error_message());
+  EXPECT(e == CIS_ERR_INPUT && s == NULL, "no input error for %s", what);
+  EXPECT(strstr(cis_error_message(), what) != NULL, "message lacks '%s'", what);
+  cis_error_clear();
+}
+
+static void test_errors(void) {
+  cis_integrals in;
+  random_ints(&in, 4, 2, 1, 3);
+  uint64_t a[3] = {0x3, 0x5, 0x3}, b[3] = {0x1, 0x2, 0x1};
+  cis_space_spec spec = {.kind = CIS_SPACE_LIST, .ndets = 3, .det_alpha = a, .det_beta = b};
+  expect_error(&in, &spec, "repeats determinant 0");
+  b[2] = 0x3;
+  expect_error(&in, &spec, "list determinant 2 has 2 alpha and 2 beta");
+  b[2] = 0x10;
+  expect_error(&in, &spec, "list determinant 2 occupies an orbital beyond norb");
+  b[2] = 0x4;
+  uint64_t ra = 0xc, rb = 0x1;
+  spec.nref_dets = 1;
+  spec.ref_alpha = &ra;
+  spec.ref_beta = &rb;
+  expect_error(&in, &spec, "reference determinant 0 is not in");
+  in.nalpha = 5;
+  cis_space_spec fci = {.kind = CIS_SPACE_FCI};
+  expect_error(&in, &fci, "more than the 4 orbitals");
+  free(in.h1e);
+  free(in.eri);
+}
+
+/* Explicit matrix: rows ordered by ascending diagonal, values kept, budget error named. */
+static void test_explicit(void) {
+  /* Symmetric 5 x 5, diagonal 3 1 2 5 4, off-diagonals (0,1)=0.5 (2,4)=-0.25 (3,0)=0.125. */
+  int64_t rp[6] = {0, 3, 5, 7, 9, 11};
+  int32_t col[11] = {0, 1, 3, 0, 1, 2, 4, 0, 3, 2, 4};
+  double val[11] = {3, .5, .125, .5, 1, 2, -.25, .125, 5, -.25, 4};
+  cis_csr m = {5, 11, rp, col, val};
+  cis_hmat_opts o = {-1, 2, 0, 0};
+  cis_hmat *h = NULL;
+  cis_csr out = {0};
+  if (cis_hmat_build_csr(&m, &o, &h) || cis_hmat_to_csr(h, &out)) {
+    EXPECT(0, "explicit build: %s", cis_error_message());
+    return;
+  }
+  int64_t want[5] = {1, 2, 0, 4, 3};
+  for (int i = 0; i < 5; i++) EXPECT(h->perm[i] == want[i], "perm[%d] = %ld", i, (long)h->perm[i]);
+  EXPECT(out.nnz == 11 && h->nref == 2, "nnz %ld nref %ld", (long)out.nnz, (long)h->nref);
+  for (int64_t i = 0; i < 5; i++)
+    for (int64_t q = out.rowptr[i]; q < out.rowptr[i + 1]; q++) {
+      int64_t oi = h->perm[i], oj = h->perm[out.col[q]];
+      double v = 0;
+      for (int64_t p = rp[oi]; p < rp[oi + 1]; p++)
+        if (col[p] == oj) v = val[p];
+      EXPECT(v == out.val[q], "element (%ld,%d)", (long)i, out.col[q]);
+    }
+  EXPECT(h->hpp[0] == 1 && h->hpp[1 + 2 * 0] == 0 && h->hpp[3] == 2, "Reference block");
+  cis_csr_free(&out);
+  cis_hmat_destroy(&h);
+  o.mem_budget = 10;
+  cis_err e = cis_hmat_build_csr(&m, &o, &h);
+  printf("expected error: %s\n", cis_error_message());
+  EXPECT(e == CIS_ERR_NOMEM && h == NULL && strstr(cis_error_message(), "at least"),
+         "budget too small not reported");
+  cis_error_clear();
+}
+
+int main(void) {
+  test_truncated(10, 3, 2, 2);
+  test_truncated(10, 3, 2, 3);
+  test_truncated(12, 4, 4, 4);
+  test_truncated(70, 2, 2, 2);
+  test_truncated(6, 3, 3, 9); /* level above the electron count: FCI */
+  test_multiref();
+  test_errors();
+  test_explicit();
+  printf(failures ? "FAILED (%d)\n" : "passed\n", failures);
+  return failures ? 1 : 0;
+}
