@@ -1,0 +1,118 @@
+/* cisolve: which reader a file needs (by content), and what every reader shares. */
+#define _POSIX_C_SOURCE 200809L
+#include "io/input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/io_private.h"
+
+static const unsigned char h5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+static int has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  if (n < k) return 0;
+  for (size_t i = 0; i < k; i++) {
+    char a = s[n - k + i], b = suffix[i];
+    if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+    if (a != b) return 0;
+  }
+  return 1;
+}
+
+/* HDF5 allows a user block of 512, 1024, ... bytes before the signature. */
+static int is_hdf5(FILE *f) {
+  unsigned char buf[8];
+  for (long off = 0; off <= 8192; off = off ? off * 2 : 512) {
+    if (fseek(f, off, SEEK_SET) != 0) return 0;
+    if (fread(buf, 1, 8, f) != 8) return 0;
+    if (memcmp(buf, h5_signature, 8) == 0) return 1;
+  }
+  return 0;
+}
+
+cis_err cis_input_read(const char *path, cis_problem *p) {
+  memset(p, 0, sizeof *p);
+  FILE *f = fopen(path, "rb");
+  if (!f) CIS_ERROR(CIS_ERR_IO, "cannot open input %s: %s", path, strerror(errno));
+  char head[16] = {0};
+  size_t got = fread(head, 1, sizeof head - 1, f);
+  int err_read = ferror(f);
+  int h5 = got > 0 && !err_read && is_hdf5(f);
+  fclose(f);
+  if (err_read) CIS_ERROR(CIS_ERR_IO, "cannot read input %s: %s", path, strerror(errno));
+  if (got == 0) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file", path);
+  if (h5) {
+    CIS_CALL(cis_h5input_read(path, p));
+  } else if (strncmp(head, "%%MatrixMarket", 14) == 0) {
+    CIS_CALL(cis_mtx_read(path, p));
+  } else if (has_suffix(path, ".h5") || has_suffix(path, ".hdf5")) {
+    CIS_ERROR(CIS_ERR_INPUT,
+              "%s: not an HDF5 file (no HDF5 signature at offset 0); expected an input.h5 "
+              "(docs/input-format.md), an FCIDUMP or a Matrix Market file",
+              path);
+  } else {
+    CIS_CALL(cis_fcidump_read(path, p));
+  }
+  return CIS_OK;
+}
+
+cis_err cis_io_electrons(const char *path, const char *where, int norb, long nelec, long ms2,
+                         int *nalpha, int *nbeta) {
+  CIS_CHECK(norb > 0, CIS_ERR_INPUT, "%s: %s: NORB=%d, expected a positive number of orbitals",
+            path, where, norb);
+  CIS_CHECK(nelec >= 0, CIS_ERR_INPUT, "%s: %s: NELEC=%ld, expected >= 0", path, where, nelec);
+  CIS_CHECK(nelec <= 2L * norb, CIS_ERR_INPUT,
+            "%s: %s: NELEC=%ld exceeds 2*NORB=%d (each orbital holds at most 2 electrons)",
+            path, where, nelec, 2 * norb);
+  CIS_CHECK((nelec + ms2) % 2 == 0, CIS_ERR_INPUT,
+            "%s: %s: NELEC=%ld and MS2=%ld have different parity (MS2 = nalpha - nbeta)", path,
+            where, nelec, ms2);
+  long na = (nelec + ms2) / 2, nb = (nelec - ms2) / 2;
+  CIS_CHECK(na >= 0 && nb >= 0, CIS_ERR_INPUT,
+            "%s: %s: NELEC=%ld, MS2=%ld give nalpha=%ld, nbeta=%ld; expected |MS2| <= NELEC",
+            path, where, nelec, ms2, na, nb);
+  CIS_CHECK(na <= norb && nb <= norb, CIS_ERR_INPUT,
+            "%s: %s: NELEC=%ld, MS2=%ld give nalpha=%ld, nbeta=%ld; expected at most NORB=%d "
+            "of each spin",
+            path, where, nelec, ms2, na, nb, norb);
+  *nalpha = (int)na;
+  *nbeta = (int)nb;
+  return CIS_OK;
+}
+
+cis_err cis_io_tmp_name(const char *path, char *buf, size_t len) {
+  int k = snprintf(buf, len, "%s.tmp", path);
+  CIS_CHECK(k > 0 && (size_t)k < len, CIS_ERR_IO, "output path too long: %s", path);
+  return CIS_OK;
+}
+
+cis_err cis_io_fsync_path(const char *path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) CIS_ERROR(CIS_ERR_IO, "cannot reopen %s: %s", path, strerror(errno));
+  int rc = fsync(fd), e = errno;
+  close(fd);
+  if (rc != 0) CIS_ERROR(CIS_ERR_IO, "cannot sync %s to disk: %s", path, strerror(e));
+  return CIS_OK;
+}
+
+cis_err cis_io_commit(const char *tmp, const char *path) {
+  if (rename(tmp, path) != 0)
+    CIS_ERROR(CIS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+  return CIS_OK;
+}
+
+cis_err cis_matrix_write(const char *path, const cis_csr *m) {
+  if (has_suffix(path, ".mtx")) {
+    CIS_CALL(cis_mtx_write(path, m));
+  } else if (has_suffix(path, ".h5") || has_suffix(path, ".hdf5")) {
+    CIS_CALL(cis_h5matrix_write(path, m));
+  } else {
+    CIS_ERROR(CIS_ERR_USAGE, "cannot tell the matrix format of %s: expected a name ending in "
+              ".mtx (Matrix Market) or .h5 (HDF5 /matrix group)", path);
+  }
+  return CIS_OK;
+}

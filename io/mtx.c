@@ -1,0 +1,314 @@
+/* cisolve: explicit symmetric matrices: Matrix Market reading and writing, and the
+ * triplets -> CSR step shared with the HDF5 /matrix reader.
+ *
+ * Every explicit matrix ends up with both triangles stored, rows sorted by column and no
+ * duplicate entries, which is what cis_hmat_build_csr expects.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "io/input.h"
+#include "io/io_private.h"
+
+typedef struct {
+  int32_t c;
+  double v;
+} entry;
+
+static int entry_cmp(const void *a, const void *b) {
+  int32_t x = ((const entry *)a)->c, y = ((const entry *)b)->c;
+  return (x > y) - (x < y);
+}
+
+/* Sort each row by column and refuse duplicates. */
+static cis_err sort_rows(cis_csr *m, const char *path, const char *what) {
+  cis_err err = CIS_OK;
+  entry *buf = NULL;
+  int64_t maxlen = 0;
+  for (int64_t i = 0; i < m->n; i++) maxlen = CIS_MAX(maxlen, m->rowptr[i + 1] - m->rowptr[i]);
+  CIS_TRY(cis_malloc(&buf, (size_t)maxlen, sizeof *buf, "row sort buffer"));
+  for (int64_t i = 0; i < m->n; i++) {
+    int64_t a = m->rowptr[i], len = m->rowptr[i + 1] - a;
+    for (int64_t k = 0; k < len; k++) buf[k] = (entry){m->col[a + k], m->val[a + k]};
+    qsort(buf, (size_t)len, sizeof *buf, entry_cmp);
+    for (int64_t k = 0; k < len; k++) {
+      if (k > 0 && buf[k].c == buf[k - 1].c)
+        CIS_FAIL(CIS_ERR_INPUT, "%s: %s has two entries at row %lld, column %lld (0-based; "
+                 "a stored triangle counts for both)", path, what, (long long)i,
+                 (long long)buf[k].c);
+      m->col[a + k] = buf[k].c;
+      m->val[a + k] = buf[k].v;
+    }
+  }
+cleanup:
+  cis_free(&buf);
+  return err;
+}
+
+static cis_err fill_csr(const cis_io_coo *t, int mirror, cis_csr *m) {
+  cis_err err = CIS_OK;
+  int64_t *pos = NULL;
+  CIS_TRY(cis_calloc(&m->rowptr, (size_t)t->n + 1, sizeof(int64_t), "matrix row pointers"));
+  for (int64_t k = 0; k < t->count; k++) {
+    m->rowptr[t->row[k] + 1]++;
+    if (mirror && t->row[k] != t->col[k]) m->rowptr[t->col[k] + 1]++;
+  }
+  for (int64_t i = 0; i < t->n; i++) m->rowptr[i + 1] += m->rowptr[i];
+  m->n = t->n;
+  m->nnz = m->rowptr[t->n];
+  CIS_TRY(cis_malloc(&m->col, (size_t)m->nnz, sizeof(int32_t), "matrix columns"));
+  CIS_TRY(cis_malloc(&m->val, (size_t)m->nnz, sizeof(double), "matrix values"));
+  CIS_TRY(cis_malloc(&pos, (size_t)t->n, sizeof(int64_t), "matrix fill positions"));
+  memcpy(pos, m->rowptr, (size_t)t->n * sizeof(int64_t));
+  for (int64_t k = 0; k < t->count; k++) {
+    int64_t i = t->row[k], j = t->col[k];
+    m->col[pos[i]] = (int32_t)j;
+    m->val[pos[i]++] = t->val[k];
+    if (mirror && i != j) {
+      m->col[pos[j]] = (int32_t)i;
+      m->val[pos[j]++] = t->val[k];
+    }
+  }
+cleanup:
+  cis_free(&pos);
+  return err;
+}
+
+cis_err cis_io_csr_from_coo(const cis_io_coo *t, int mirror, const char *path,
+                            const char *what, cis_csr *m) {
+  cis_err err = CIS_OK;
+  memset(m, 0, sizeof *m);
+  if (t->n < 1 || t->n > INT32_MAX)
+    CIS_FAIL(CIS_ERR_INPUT, "%s: %s has dimension %lld, expected 1..%d", path, what,
+             (long long)t->n, INT32_MAX);
+  for (int64_t k = 0; k < t->count; k++) {
+    if (t->row[k] < 0 || t->row[k] >= t->n || t->col[k] < 0 || t->col[k] >= t->n)
+      CIS_FAIL(CIS_ERR_INPUT, "%s: %s entry %lld at (%lld, %lld) (0-based) is outside the "
+               "%lld x %lld matrix", path, what, (long long)k, (long long)t->row[k],
+               (long long)t->col[k], (long long)t->n, (long long)t->n);
+    if (!isfinite(t->val[k]))
+      CIS_FAIL(CIS_ERR_INPUT, "%s: %s entry %lld at (%lld, %lld) (0-based) is %g, expected a "
+               "finite number", path, what, (long long)k, (long long)t->row[k],
+               (long long)t->col[k], t->val[k]);
+  }
+  CIS_TRY(fill_csr(t, mirror, m));
+  CIS_TRY(sort_rows(m, path, what));
+  if (!mirror) CIS_TRY(cis_io_csr_check_symmetric(m, path, what));
+cleanup:
+  if (err != CIS_OK) cis_csr_free(m);
+  return err;
+}
+
+static double csr_at(const cis_csr *m, int64_t i, int32_t j) {
+  int64_t lo = m->rowptr[i], hi = m->rowptr[i + 1];
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (m->col[mid] < j)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < m->rowptr[i + 1] && m->col[lo] == j ? m->val[lo] : 0.0;
+}
+
+cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const char *what) {
+  double amax = 0;
+  for (int64_t k = 0; k < m->nnz; k++) amax = CIS_MAX(amax, fabs(m->val[k]));
+  /* relative to the largest entry: round-off of an exporter scales with the matrix norm */
+  double tol = 1e-12 * amax;
+  for (int64_t i = 0; i < m->n; i++)
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) {
+      int32_t j = m->col[k];
+      if (j <= i) continue;
+      double t = csr_at(m, j, (int32_t)i);
+      if (fabs(m->val[k] - t) > tol)
+        CIS_ERROR(CIS_ERR_INPUT, "%s: %s is not symmetric: entry (%lld, %d) = %.17g but (%d, "
+                  "%lld) = %.17g (0-based; tolerance 1e-12 * max|a| = %.3g)", path, what,
+                  (long long)i, j, m->val[k], j, (long long)i, t, tol);
+    }
+  return CIS_OK;
+}
+
+/* ---- Matrix Market reading ---------------------------------------------------------------- */
+
+typedef struct {
+  const char *path;
+  FILE *f;
+  char *line;
+  size_t cap;
+  long lineno;
+} mreader;
+
+static int mnext(mreader *r) {
+  if (getline(&r->line, &r->cap, r->f) < 0) return 0;
+  r->lineno++;
+  return 1;
+}
+
+static cis_err mtx_banner(mreader *r, int *symmetric) {
+  char w[5][32] = {{0}};
+  if (!mnext(r)) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file", r->path);
+  int k = sscanf(r->line, "%31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4]);
+  if (k != 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0 ||
+      strcasecmp(w[2], "coordinate") != 0)
+    CIS_ERROR(CIS_ERR_INPUT, "%s: line 1: expected '%%%%MatrixMarket matrix coordinate real "
+              "symmetric' (or general, or integer)", r->path);
+  if (strcasecmp(w[3], "real") != 0 && strcasecmp(w[3], "double") != 0 &&
+      strcasecmp(w[3], "integer") != 0)
+    CIS_ERROR(CIS_ERR_INPUT, "%s: line 1: field '%s' is not supported, expected real or "
+              "integer", r->path, w[3]);
+  if (strcasecmp(w[4], "symmetric") == 0)
+    *symmetric = 1;
+  else if (strcasecmp(w[4], "general") == 0)
+    *symmetric = 0;
+  else
+    CIS_ERROR(CIS_ERR_INPUT, "%s: line 1: symmetry '%s' is not supported, expected symmetric "
+              "or general (of a symmetric matrix)", r->path, w[4]);
+  return CIS_OK;
+}
+
+static cis_err mtx_size(mreader *r, int64_t *n, int64_t *nnz) {
+  while (mnext(r)) {
+    if (r->line[0] == '%') continue;
+    char *s = r->line, *e;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) continue;
+    long long v[3];
+    for (int k = 0; k < 3; k++) {
+      errno = 0;
+      v[k] = strtoll(s, &e, 10);
+      if (e == s || errno || (*e && !isspace((unsigned char)*e)))
+        CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: expected the size line 'rows columns entries'",
+                  r->path, r->lineno);
+      s = e;
+    }
+    while (isspace((unsigned char)*s)) s++;
+    CIS_CHECK(!*s, CIS_ERR_INPUT, "%s: line %ld: trailing text after 'rows columns entries'",
+              r->path, r->lineno);
+    CIS_CHECK(v[0] == v[1], CIS_ERR_INPUT, "%s: line %ld: the matrix is %lld x %lld, expected "
+              "a square matrix", r->path, r->lineno, v[0], v[1]);
+    CIS_CHECK(v[0] >= 1 && v[0] <= INT32_MAX && v[2] >= 0, CIS_ERR_INPUT, "%s: line %ld: size "
+              "%lld with %lld entries, expected 1..%d rows and entries >= 0", r->path,
+              r->lineno, v[0], v[2], INT32_MAX);
+    *n = v[0];
+    *nnz = v[2];
+    return CIS_OK;
+  }
+  CIS_ERROR(CIS_ERR_INPUT, "%s: no size line 'rows columns entries' after the banner", r->path);
+}
+
+static cis_err mtx_entry(const mreader *r, int64_t n, int64_t *i, int64_t *j, double *v) {
+  char *s = r->line, *e;
+  long long ij[2];
+  for (int k = 0; k < 2; k++) {
+    errno = 0;
+    ij[k] = strtoll(s, &e, 10);
+    if (e == s || errno || !isspace((unsigned char)*e))
+      CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: expected 'row column value'", r->path, r->lineno);
+    s = e;
+  }
+  *v = strtod(s, &e);
+  if (e == s) CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: expected 'row column value', the value is "
+                        "missing or not a number", r->path, r->lineno);
+  while (isspace((unsigned char)*e)) e++;
+  CIS_CHECK(!*e, CIS_ERR_INPUT, "%s: line %ld: trailing text after 'row column value'", r->path,
+            r->lineno);
+  CIS_CHECK(ij[0] >= 1 && ij[0] <= n && ij[1] >= 1 && ij[1] <= n, CIS_ERR_INPUT,
+            "%s: line %ld: index (%lld, %lld) outside 1..%lld", r->path, r->lineno, ij[0], ij[1],
+            (long long)n);
+  CIS_CHECK(isfinite(*v), CIS_ERR_INPUT, "%s: line %ld: value %g is not a finite number",
+            r->path, r->lineno, *v);
+  *i = ij[0] - 1;
+  *j = ij[1] - 1;
+  return CIS_OK;
+}
+
+static cis_err mtx_entries(mreader *r, cis_io_coo *t, int64_t nnz) {
+  while (mnext(r)) {
+    char *s = r->line;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s || *s == '%') continue;
+    CIS_CHECK(t->count < nnz, CIS_ERR_INPUT, "%s: line %ld: more entries than the %lld the "
+              "size line announced", r->path, r->lineno, (long long)nnz);
+    int64_t k = t->count;
+    CIS_CALL(mtx_entry(r, t->n, &t->row[k], &t->col[k], &t->val[k]));
+    t->count++;
+  }
+  CIS_CHECK(t->count == nnz, CIS_ERR_INPUT, "%s: the file ends after %lld of the %lld entries "
+            "the size line announced (truncated?)", r->path, (long long)t->count,
+            (long long)nnz);
+  return CIS_OK;
+}
+
+cis_err cis_mtx_read(const char *path, cis_problem *p) {
+  cis_err err = CIS_OK;
+  mreader r = {.path = path};
+  cis_io_coo t = {0};
+  int symmetric = 0;
+  memset(p, 0, sizeof *p);
+  r.f = fopen(path, "r");
+  if (!r.f) CIS_FAIL(CIS_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  CIS_TRY(mtx_banner(&r, &symmetric));
+  CIS_TRY(mtx_size(&r, &t.n, &t.count));
+  int64_t nnz = t.count;
+  t.count = 0;
+  CIS_TRY(cis_malloc(&t.row, (size_t)nnz, sizeof(int64_t), "Matrix Market rows"));
+  CIS_TRY(cis_malloc(&t.col, (size_t)nnz, sizeof(int64_t), "Matrix Market columns"));
+  CIS_TRY(cis_malloc(&t.val, (size_t)nnz, sizeof(double), "Matrix Market values"));
+  CIS_TRY(mtx_entries(&r, &t, nnz));
+  CIS_TRY(cis_io_csr_from_coo(&t, symmetric, path, "the matrix", &p->matrix));
+  p->kind = CIS_PROBLEM_MATRIX;
+  snprintf(p->source, sizeof p->source, "%s", path);
+cleanup:
+  if (r.f) fclose(r.f);
+  free(r.line);
+  cis_free(&t.row);
+  cis_free(&t.col);
+  cis_free(&t.val);
+  if (err != CIS_OK) cis_problem_free(p);
+  return err;
+}
+
+/* ---- Matrix Market writing ---------------------------------------------------------------- */
+
+static cis_err mtx_body(FILE *f, const char *tmp, const cis_csr *m) {
+  int64_t nlow = 0;
+  for (int64_t i = 0; i < m->n; i++)
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) nlow += m->col[k] <= i;
+  fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n"
+             "%% written by cisolve: lower triangle, 1-based\n"
+             "%lld %lld %lld\n", (long long)m->n, (long long)m->n, (long long)nlow);
+  for (int64_t i = 0; i < m->n; i++)
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
+      if (m->col[k] <= i)
+        fprintf(f, "%lld %d %.17g\n", (long long)i + 1, m->col[k] + 1, m->val[k]);
+  if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
+    CIS_ERROR(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+  return CIS_OK;
+}
+
+cis_err cis_mtx_write(const char *path, const cis_csr *m) {
+  cis_err err = CIS_OK;
+  char tmp[4200];
+  FILE *f = NULL;
+  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
+  f = fopen(tmp, "w");
+  if (!f) CIS_FAIL(CIS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+  CIS_TRY(mtx_body(f, tmp, m));
+  int rc = fclose(f);
+  f = NULL;
+  if (rc != 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s: %s", tmp, strerror(errno));
+  CIS_TRY(cis_io_commit(tmp, path));
+cleanup:
+  if (f) fclose(f);
+  if (err != CIS_OK) remove(tmp);
+  return err;
+}
