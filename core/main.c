@@ -1,3 +1,292 @@
-/* placeholder until the driver lands */
+/* cisolve: the command-line driver. One pass: read the input, build the determinant space and
+ * the hybrid Hamiltonian, pick a backend, solve, report, write output.h5. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <omp.h>
 #include <stdio.h>
-int main(void) { fprintf(stderr, "cisolve: driver not built yet\n"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/options.h"
+#include "core/runctl.h"
+#include "core/signals.h"
+#include "core/util.h"
+#include "core/version.h"
+#include "hamiltonian/hmat.h"
+#include "hamiltonian/space.h"
+#include "io/checkpoint.h"
+#include "io/input.h"
+#include "io/output.h"
+#include "io/report.h"
+#include "kernels/backend.h"
+#include "solver/eigs.h"
+
+/* INPUT's file name without directory and last extension, plus ".out.h5", in the current
+ * directory. */
+static cis_err default_output(cis_options *o) {
+  const char *base = strrchr(o->input, '/');
+  base = base ? base + 1 : o->input;
+  char stem[4080];
+  size_t len = strlen(base);
+  CIS_CHECK(len < sizeof stem, CIS_ERR_USAGE, "input name too long: %s", base);
+  memcpy(stem, base, len + 1);
+  char *dot = strrchr(stem, '.');
+  if (dot && dot != stem) *dot = '\0';
+  int w = snprintf(o->output, sizeof o->output, "%s.out.h5", stem);
+  CIS_CHECK(w > 0 && (size_t)w < sizeof o->output, CIS_ERR_USAGE, "output path too long");
+  return CIS_OK;
+}
+
+/* The checkpoint beside the output: OUTPUT without ".out.h5" (or ".h5"), plus ".ckpt.h5". */
+static cis_err default_checkpoint(cis_options *o) {
+  char stem[4080];
+  size_t n = strlen(o->output);
+  CIS_CHECK(n < sizeof stem, CIS_ERR_USAGE, "output path too long: %s", o->output);
+  memcpy(stem, o->output, n + 1);
+  if (n > 7 && strcmp(stem + n - 7, ".out.h5") == 0)
+    stem[n - 7] = '\0';
+  else if (n > 3 && strcmp(stem + n - 3, ".h5") == 0)
+    stem[n - 3] = '\0';
+  int w = snprintf(o->checkpoint, sizeof o->checkpoint, "%s.ckpt.h5", stem);
+  CIS_CHECK(w > 0 && (size_t)w < sizeof o->checkpoint, CIS_ERR_USAGE, "checkpoint path too long");
+  return CIS_OK;
+}
+
+/* Apply --space and --ms2 to the problem read from the input. */
+static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
+  if (p->kind == CIS_PROBLEM_MATRIX) {
+    CIS_CHECK(!o->space_set && !o->ms2_set, CIS_ERR_USAGE,
+              "%s holds an explicit matrix: --space and --ms2 apply only to integral inputs",
+              o->input);
+    return CIS_OK;
+  }
+  if (o->ms2_set) {
+    int nelec = p->ints.nalpha + p->ints.nbeta;
+    CIS_CHECK(abs(o->ms2) <= nelec && (nelec + o->ms2) % 2 == 0, CIS_ERR_USAGE,
+              "--ms2 %d is impossible with %d electrons (need |MS2| <= NELEC and the same parity)",
+              o->ms2, nelec);
+    p->ints.nalpha = (nelec + o->ms2) / 2;
+    p->ints.nbeta = (nelec - o->ms2) / 2;
+  }
+  if (o->space_set) {
+    if (o->space_kind == CIS_SPACE_LIST)
+      CIS_CHECK(p->space.kind == CIS_SPACE_LIST && p->space.ndets > 0, CIS_ERR_USAGE,
+                "--space list: %s has no determinant list (/space/det_alpha, det_beta)", o->input);
+    p->space.kind = o->space_kind;
+    p->space.level = o->space_level;
+  }
+  return CIS_OK;
+}
+
+static cis_err make_backend(const cis_options *o, int64_t n, cis_backend **be) {
+  if (o->device == CIS_DEVICE_CPU) return cis_backend_create_cpu(n, o->threads, be);
+  if (o->device == CIS_DEVICE_GPU) {
+    CIS_CALL(cis_backend_create_cuda(n, o->device_index, o->gpu_mem, be));
+    return CIS_OK;
+  }
+  /* auto: the GPU when one is usable, else the CPU, and say which and why. */
+  if (cis_backend_cuda_device_count() > 0) {
+    cis_err e = cis_backend_create_cuda(n, o->device_index, o->gpu_mem, be);
+    if (e == CIS_OK) return CIS_OK;
+    if (!o->quiet)
+      printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
+    cis_error_clear();
+  } else if (!o->quiet) {
+    printf("note             no usable GPU%s; using the CPU\n",
+#ifdef CISOLVE_HAVE_CUDA
+           ""
+#else
+           " (built without CUDA)"
+#endif
+    );
+  }
+  return cis_backend_create_cpu(n, o->threads, be);
+}
+
+static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
+  cis_csr m = {0};
+  cis_err err = CIS_OK;
+  CIS_TRY(cis_hmat_to_csr(h, &m));
+  CIS_TRY(cis_matrix_write(o->export_matrix, &m));
+  if (!o->quiet)
+    printf("exported         %s (%lld x %lld, %lld nonzeros)\n", o->export_matrix,
+           (long long)m.n, (long long)m.n, (long long)m.nnz);
+cleanup:
+  cis_csr_free(&m);
+  return err;
+}
+
+/* Read the restart checkpoint and check that it belongs to this problem. */
+static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis_ckpt *ck) {
+  const char *path = o->restart[0] ? o->restart : o->checkpoint;
+  CIS_CALL(cis_ckpt_read(path, ck));
+  CIS_CALL(cis_fingerprint_check(path, &ck->fp, fp));
+  CIS_CHECK(ck->n == fp->ndet && ck->k == fp->nroots, CIS_ERR_INPUT,
+            "checkpoint %s holds %d vectors of length %lld; this run needs %d of length %lld", path,
+            ck->k, (long long)ck->n, fp->nroots, (long long)fp->ndet);
+  if (!o->quiet)
+    printf("restart          %s: iteration %d, %lld matrix-vector products so far%s\n", path,
+           ck->iteration, (long long)ck->matvecs, ck->converged ? ", converged" : "");
+  return CIS_OK;
+}
+
+/* A converged checkpoint is the result: copy it, no iteration. */
+static cis_err result_from_checkpoint(const cis_ckpt *ck, cis_eig_result *res) {
+  int K = ck->k;
+  memset(res, 0, sizeof *res);
+  res->nroots = K;
+  CIS_CALL(cis_malloc(&res->evals, (size_t)K, sizeof(double), "eigenvalues"));
+  CIS_CALL(cis_malloc(&res->rnorm, (size_t)K, sizeof(double), "residual norms"));
+  CIS_CALL(cis_malloc(&res->converged, (size_t)K, sizeof(int), "convergence flags"));
+  CIS_CALL(cis_malloc(&res->evecs, (size_t)(ck->n * K), sizeof(double), "eigenvectors"));
+  memcpy(res->evals, ck->evals, (size_t)K * sizeof(double));
+  memcpy(res->rnorm, ck->rnorm, (size_t)K * sizeof(double));
+  memcpy(res->evecs, ck->X, (size_t)(ck->n * K) * sizeof(double));
+  for (int j = 0; j < K; j++) res->converged[j] = 1;
+  res->all_converged = 1;
+  res->iterations = ck->iteration;
+  res->matvecs = ck->matvecs;
+  return CIS_OK;
+}
+
+static cis_err run(int argc, char **argv, int *exit_code) {
+  cis_err err = CIS_OK;
+  cis_options opt;
+  cis_problem prob;
+  cis_space *space = NULL;
+  cis_hmat *h = NULL;
+  cis_backend *be = NULL;
+  cis_eig_result res;
+  cis_ckpt ck;
+  cis_runctl rc;
+  double *s2 = NULL;
+  memset(&ck, 0, sizeof ck);
+  memset(&rc, 0, sizeof rc);
+  memset(&prob, 0, sizeof prob);
+  memset(&res, 0, sizeof res);
+  cis_report rep = {0};
+  rep.t_start = cis_wtime();
+  int exit_now = 0;
+
+  cis_options_default(&opt);
+  CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
+  if (exit_now) goto cleanup;
+  CIS_TRY(cis_input_read(opt.input, &prob));
+  cis_options_default(&opt);
+  CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
+  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+  if (!opt.output[0]) CIS_TRY(default_output(&opt));
+  if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
+  cis_signals_install();
+  if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
+  if (opt.solver == CIS_SOLVER_LANCZOS)
+    CIS_FAIL(CIS_ERR_USAGE, "--solver lanczos is not available in this version; use davidson");
+  if (opt.threads > 0) omp_set_num_threads(opt.threads);
+  CIS_TRY(resolve_problem(&opt, &prob));
+  rep.opt = &opt;
+  rep.prob = &prob;
+  cis_report_problem(&rep);
+
+  double t0 = cis_wtime();
+  cis_hmat_opts hopt = {.mem_budget = opt.mem, .ref_size = opt.ref_size, .nthreads = opt.threads};
+  if (prob.kind == CIS_PROBLEM_INTEGRALS) {
+    cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
+    CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
+    rep.t_space = cis_wtime() - t0;
+    t0 = cis_wtime();
+    CIS_TRY(cis_hmat_build_ci(&prob.ints, space, &hopt, &h));
+  } else {
+    CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
+  }
+  rep.t_hmat = cis_wtime() - t0;
+  rep.h = h;
+  if (opt.nroots > h->n)
+    CIS_FAIL(CIS_ERR_USAGE, "--nroots %d: the space has only %lld determinants", opt.nroots,
+             (long long)h->n);
+  if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, h));
+
+  CIS_TRY(make_backend(&opt, h->n, &be));
+  rep.be = be;
+  t0 = cis_wtime();
+  CIS_TRY(be->ops->attach(be, &h->hyb));
+  rep.t_upload = cis_wtime() - t0;
+  cis_report_matrix(&rep);
+
+  cis_fingerprint fp;
+  cis_fingerprint_make(&prob, h->n, h->nref, opt.nroots, &fp);
+  if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
+
+  cis_eig_opts eo;
+  cis_eig_opts_default(&eo, opt.nroots);
+  eo.tol_energy = opt.tol_energy;
+  eo.tol_residual = opt.tol_residual;
+  eo.max_iter = opt.max_iter;
+  if (opt.max_subspace) eo.max_subspace = opt.max_subspace;
+  eo.level_shift = opt.level_shift;
+  CIS_TRY(cis_runctl_init(&rc, &rep, &opt, be, &fp, opt.restart_set ? &ck : NULL));
+  eo.on_iter = cis_runctl_iter;
+  eo.on_save = cis_runctl_save;
+  eo.on_iter_ctx = &rc;
+  eo.save_final = 1;
+  if (opt.restart_set) {
+    eo.guess_X = ck.X;
+    eo.guess_HX = ck.HX;
+    eo.guess_evals = ck.evals;
+    eo.iter_start = ck.iteration;
+  }
+  if (opt.restart_set && ck.converged) {
+    CIS_TRY(result_from_checkpoint(&ck, &res));
+  } else {
+    err = cis_davidson_solve(be, h->hdiag, h->nref, h->hpp, &eo, &res);
+    if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
+      printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
+      printf("checkpoint       %s\n", opt.checkpoint);
+      printf("to resume        cisolve --restart ... (same input and options)\n");
+      fflush(stdout);
+      cis_error_clear();
+      *exit_code = CIS_EXIT_INTERRUPTED;
+      err = CIS_OK;
+      goto cleanup;
+    }
+    CIS_TRY(err);
+    res.matvecs += rc.matvecs_before;
+  }
+
+  if (space) {
+    CIS_TRY(cis_malloc(&s2, (size_t)res.nroots, sizeof *s2, "<S^2> values"));
+    CIS_TRY(cis_space_s2(space, res.nroots, res.evecs, s2));
+  }
+  cis_report_results(&rep, &res, s2);
+  cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,
+                    .device_desc = be->desc};
+  CIS_TRY(cis_output_write(opt.output, &out));
+  if (!opt.quiet) printf("results          %s\n", opt.output);
+  *exit_code = res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
+
+cleanup:
+  cis_runctl_free(&rc);
+  cis_ckpt_free(&ck);
+  cis_free(&s2);
+  cis_eig_result_free(&res);
+  cis_backend_destroy(&be);
+  cis_hmat_destroy(&h);
+  cis_space_destroy(&space);
+  cis_problem_free(&prob);
+  if (err != CIS_OK) *exit_code = cis_exit_code(err);
+  return err;
+}
+
+int main(int argc, char **argv) {
+  int exit_code = 0;
+  int verbose = 0;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
+  cis_err e = run(argc, argv, &exit_code);
+  if (e != CIS_OK) {
+    fflush(stdout);
+    cis_error_print(verbose);
+    if (e == CIS_ERR_USAGE) fprintf(stderr, "(see cisolve --help)\n");
+  }
+  return exit_code;
+}

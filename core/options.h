@@ -16,7 +16,12 @@ typedef struct {
   char input[4096];
   char output[4096];        /* default: input name with .out.h5 */
   char export_matrix[4096]; /* "" = none */
-  char checkpoint[4096];
+  char checkpoint[4096];     /* default: OUTPUT stem with .ckpt.h5 */
+  char restart[4096];        /* --restart[=FILE]: "" = no restart */
+  int restart_set;
+  int checkpoint_every;      /* iterations; 0 = off */
+  double checkpoint_interval;/* seconds; default 1800; 0 = off */
+  double walltime;           /* seconds; 0 = none */
 
   int nroots;
   double tol_energy, tol_residual;

@@ -1,0 +1,39 @@
+/* cisolve: run control between the solver and the outside world. Wraps the per-iteration
+ * report, keeps the energy/residual history, decides when to write a checkpoint (every N
+ * iterations, every T seconds, on a signal, before the walltime) and when to stop. */
+#ifndef CIS_RUNCTL_H
+#define CIS_RUNCTL_H
+
+#include "core/options.h"
+#include "io/checkpoint.h"
+#include "io/report.h"
+#include "kernels/backend.h"
+
+typedef struct {
+  cis_report *rep;
+  const cis_options *opt;
+  cis_backend *be;
+  cis_fingerprint fp;
+  int64_t matvecs_before;  /* products done by earlier runs (restart) */
+  double t_before;         /* solver seconds of earlier runs */
+  double t_solve_start;
+  double t_last_iter, t_last_ckpt;
+  double iter_secs, ckpt_secs; /* estimates for the walltime decision */
+  int last_saved_iter, nsaved;
+  int restarted;           /* this run resumed from a checkpoint */
+  int last_act;            /* what cis_runctl_iter asked for last */
+  int stopping;            /* a stop was requested; why[] says why */
+  char why[256];
+  int nhist, cap, k;
+  double *hist_e, *hist_r; /* nhist x k */
+} cis_runctl;
+
+cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt, cis_backend *be,
+                        const cis_fingerprint *fp, const cis_ckpt *restart);
+void cis_runctl_free(cis_runctl *rc);
+int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
+                    const int *conv, int nbasis);
+cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const double *rnorm,
+                        const int *conv, const double *X, const double *HX);
+
+#endif

@@ -1,0 +1,91 @@
+#define _POSIX_C_SOURCE 200809L
+#include "core/signals.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+static volatile sig_atomic_t g_signal = 0;
+static double g_deadline = 0;
+
+static void on_signal(int sig) {
+  g_signal = sig;
+  /* A second Ctrl-C means "now": restore the default action for SIGINT. */
+  if (sig == SIGINT) signal(SIGINT, SIG_DFL);
+}
+
+void cis_signals_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+int cis_signal_pending(void) { return (int)g_signal; }
+
+const char *cis_signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+  }
+}
+
+void cis_walltime_set(double deadline) { g_deadline = deadline; }
+
+int cis_stop_requested(double need, char *why, unsigned long len) {
+  int sig = (int)g_signal;
+  if (sig) {
+    snprintf(why, len, "received %s", cis_signal_name(sig));
+    return 1;
+  }
+  if (g_deadline > 0) {
+    double left = g_deadline - cis_wtime();
+    /* Keep a margin for the output and for the estimate being off: 30 s or 2% of what is
+     * left, whichever is larger. */
+    double margin = left * 0.02 > 30.0 ? left * 0.02 : 30.0;
+    if (left < need + margin) {
+      snprintf(why, len, "walltime: %.0f s left, the next iteration and checkpoint need ~%.0f s",
+               left, need);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int cis_parse_walltime(const char *s, double *seconds) {
+  long d = 0, f[3] = {0, 0, 0};
+  int nf = 0;
+  const char *p = s;
+  char *end;
+  const char *dash = strchr(s, '-');
+  if (dash) {
+    d = strtol(s, &end, 10);
+    if (end != dash || d < 0) return -1;
+    p = dash + 1;
+  }
+  while (*p && nf < 3) {
+    f[nf++] = strtol(p, &end, 10);
+    if (end == p || f[nf - 1] < 0) return -1;
+    p = end;
+    if (*p == ':') p++;
+    else if (*p) return -1;
+  }
+  if (*p || nf == 0) return -1;
+  double v = 0;
+  for (int i = 0; i < nf; i++) v = v * 60 + (double)f[i];
+  if (nf == 1 && !dash) v = (double)f[0];
+  if (dash && nf < 3) { /* D-HH or D-HH:MM */
+    v = (double)f[0] * 3600 + (nf > 1 ? (double)f[1] * 60 : 0);
+  }
+  *seconds = v + (double)d * 86400;
+  return *seconds > 0 ? 0 : -1;
+}

@@ -1,0 +1,161 @@
+#include "io/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "core/version.h"
+
+static int quiet(const cis_report *r) { return r->opt->quiet; }
+
+void cis_report_problem(const cis_report *r) {
+  if (quiet(r)) return;
+  const cis_problem *p = r->prob;
+  printf("cisolve %s\n", CISOLVE_VERSION);
+  printf("input            %s\n", r->opt->input);
+  if (p->kind == CIS_PROBLEM_MATRIX) {
+    printf("problem          explicit symmetric matrix, n = %lld, nnz = %lld\n",
+           (long long)p->matrix.n, (long long)p->matrix.nnz);
+  } else {
+    const cis_integrals *in = &p->ints;
+    printf("problem          %d orbitals, %d electrons (%d alpha, %d beta, MS2 = %d)\n", in->norb,
+           in->nalpha + in->nbeta, in->nalpha, in->nbeta, in->nalpha - in->nbeta);
+    printf("core energy      %.10f Eh\n", in->ecore);
+  }
+  fflush(stdout);
+}
+
+void cis_report_matrix(const cis_report *r) {
+  if (quiet(r)) return;
+  const cis_hmat *h = r->h;
+  char b1[32], b2[32], b3[32];
+  if (h->space)
+    printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
+           (long long)h->n);
+  printf("reference region %lld determinants (%s)\n", (long long)h->nref,
+         r->opt->ref_size ? "--ref-size" : "automatic");
+  const cis_hyb *y = &h->hyb;
+  int64_t nnz = y->ell.nnz + y->nnz_exp;
+  printf("nonzeros         %lld (%.1f per row): Reference (ELL) %lld, Expansion (CSR) %lld\n",
+         (long long)nnz, h->n ? (double)nnz / (double)h->n : 0.0, (long long)y->ell.nnz,
+         (long long)y->nnz_exp);
+  printf("memory           ELL %s resident; Expansion %lld/%lld blocks cached (%s), "
+         "%s regenerated per matvec\n",
+         cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
+         (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2),
+         cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
+  printf("budget           %s (--mem)\n", cis_format_bytes((double)h->stats.budget, b1, sizeof b1));
+  printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
+         r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
+  printf("device           %s\n", r->be->desc);
+  printf("\n%5s %5s %6s  %-20s %-10s %s\n", "iter", "basis", "conv", "lowest energy (Eh)",
+         "max |r|", "");
+  fflush(stdout);
+}
+
+int cis_report_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
+                    const int *conv, int nbasis) {
+  cis_report *r = (cis_report *)ctx;
+  if (quiet(r)) return 0;
+  int nconv = 0;
+  double rmax = 0;
+  for (int j = 0; j < k; j++) {
+    nconv += conv[j] != 0;
+    if (rnorm[j] > rmax) rmax = rnorm[j];
+  }
+  printf("%5d %5d %3d/%-2d  %20.12f %10.3e\n", iter, nbasis, nconv, k, evals[0] + r->h->ecore,
+         rmax);
+  if (r->opt->verbose && k > 1) {
+    for (int j = 0; j < k; j++)
+      printf("        root %-3d %20.12f  |r| %10.3e%s\n", j, evals[j] + r->h->ecore, rnorm[j],
+             conv[j] ? "  converged" : "");
+  }
+  fflush(stdout);
+  r->last_iter_printed = iter;
+  return 0;
+}
+
+typedef struct {
+  double c;
+  int64_t i;
+} coef;
+
+static int by_abs_desc(const void *a, const void *b) {
+  double x = fabs(((const coef *)a)->c), y = fabs(((const coef *)b)->c);
+  return (x < y) - (x > y);
+}
+
+/* The `m` largest |c| of one vector, by a bounded insertion (n may be large, m is small). */
+static int leading(const double *v, int64_t n, coef *top, int m) {
+  int cnt = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double a = fabs(v[i]);
+    if (cnt == m && a <= fabs(top[cnt - 1].c)) continue;
+    int pos = cnt < m ? cnt++ : m - 1;
+    while (pos > 0 && fabs(top[pos - 1].c) < a) {
+      top[pos] = top[pos - 1];
+      pos--;
+    }
+    top[pos].c = v[i];
+    top[pos].i = i;
+  }
+  qsort(top, (size_t)cnt, sizeof *top, by_abs_desc);
+  return cnt;
+}
+
+static void print_leading(const cis_report *r, const double *v) {
+  const cis_hmat *h = r->h;
+  coef top[5];
+  int cnt = leading(v, h->n, top, 5);
+  char *occ = NULL;
+  if (h->space && cis_malloc(&occ, (size_t)cis_space_norb(h->space) + 1, 1, "occupation") != CIS_OK)
+    return;
+  for (int t = 0; t < cnt; t++) {
+    if (h->space) {
+      cis_space_det_string(h->space, top[t].i, occ);
+      printf("      %+.8f  (weight %.6f)  %s\n", top[t].c, top[t].c * top[t].c, occ);
+    } else {
+      int64_t row = h->perm ? h->perm[top[t].i] : top[t].i;
+      printf("      %+.8f  (weight %.6f)  row %lld\n", top[t].c, top[t].c * top[t].c,
+             (long long)row + 1);
+    }
+  }
+  cis_free(&occ);
+}
+
+void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2) {
+  const cis_hmat *h = r->h;
+  double eref = h->space ? cis_space_hdiag(h->space)[0] + h->ecore : NAN;
+  if (quiet(r)) {
+    for (int j = 0; j < res->nroots; j++) printf("%.12f\n", res->evals[j] + h->ecore);
+    return;
+  }
+  printf("\n%s after %d iterations, %lld matrix-vector products\n",
+         res->all_converged ? "converged" : "NOT CONVERGED", res->iterations,
+         (long long)res->matvecs);
+  printf("\n%4s %20s %18s %12s %10s %s\n", "root", "total energy (Eh)", "correlation (Eh)",
+         "<S^2>", "|r|", "");
+  for (int j = 0; j < res->nroots; j++) {
+    double e = res->evals[j] + h->ecore;
+    printf("%4d %20.12f %18.12f %12.6f %10.3e %s\n", j, e, e - eref, s2 ? s2[j] : NAN,
+           res->rnorm[j], res->converged[j] ? "" : "not converged");
+  }
+  if (h->space)
+    printf("(correlation energy relative to the reference determinant, %.12f Eh)\n", eref);
+  for (int j = 0; j < res->nroots; j++) {
+    printf("\n  root %d, leading %s:\n", j, h->space ? "determinants (orbitals 1..norb: 2 a b 0)" : "components");
+    print_leading(r, res->evecs + (size_t)j * (size_t)h->n);
+  }
+  double total = cis_wtime() - r->t_start;
+  double other = total - r->t_space - r->t_hmat - r->t_upload - res->t_matvec - res->t_ortho;
+  char b[32];
+  printf("\ntimings          total %.3f s: build %.3f, upload %.3f, matvec %.3f (%.2f ms each), "
+         "orthogonalisation %.3f, other %.3f\n",
+         total, r->t_space + r->t_hmat, r->t_upload, res->t_matvec,
+         res->matvecs ? 1e3 * res->t_matvec / (double)res->matvecs : 0.0, res->t_ortho,
+         other > 0 ? other : 0.0);
+  printf("peak memory      %s (host)\n", cis_format_bytes((double)cis_peak_rss(), b, sizeof b));
+  fflush(stdout);
+}
