@@ -1,0 +1,635 @@
+/* cisolve: upload of a hybrid matrix to a CUDA device, and the products (spmv/hyb_cuda.h). */
+#include <string.h>
+
+extern "C" {
+#include "core/util.h"
+}
+#include "kernels/cuda_check.cuh"
+#include "spmv/hyb_cuda.h"
+#include "spmv/hyb_kernels.cuh"
+
+#define CIS_NSLOTS 2
+/* Host staging for the ELL upload, in entries. */
+#define CIS_ELL_CHUNK ((int64_t)1 << 22)
+
+/* A streamed block's buffers: pinned host staging, its device copy, and the two events that
+ * say when the staging may be refilled (copied) and the device copy overwritten (consumed). */
+typedef struct {
+  char *pinned;
+  size_t pinned_cap;
+  char *dev;
+  size_t dev_cap;
+  cudaEvent_t copied, consumed;
+  cis_csr_block scratch; /* regenerated rows land here, then are staged */
+} stream_slot;
+
+struct cis_hyb_cuda {
+  const cis_hyb *h;
+  cudaStream_t stream, copy_stream;
+  int64_t n;
+  int index_bits, subwarp;
+  int group; /* vectors per pass of the multi-vector kernel */
+  /* device ELL (even slice widths) */
+  int64_t *slice_ptr;
+  int32_t *slice_width, *row_len;
+  void *ell_col;
+  int32_t *paper_col; /* == ell_col when 32-bit */
+  double *ell_val;
+  /* resident Expansion CSR over all rows */
+  int64_t *rowptr;
+  int32_t *csr_col;
+  double *csr_val;
+  double *xt; /* n x CIS_HYB_CUDA_MAX_K interleaved vectors */
+  int64_t nstream, *stream_ids;
+  stream_slot slots[CIS_NSLOTS];
+  cis_hyb_cuda_info info;
+};
+
+static int64_t even(int64_t w) { return w + (w & 1); }
+static size_t align16(size_t b) { return (b + 15) & ~(size_t)15; }
+
+static int pick_subwarp(const cis_hyb *h) {
+  double avg = h->n ? (double)(h->ell.nnz + h->nnz_exp) / (double)h->n : 0.0;
+  /* Two entries per lane per step: the smallest sub-warp that gives each lane about two steps
+   * of work, at most 16 lanes. On the paper's matrix (950 per row) 16 lanes beat 32 by 3.5% on
+   * an H200 and lose by 1.7% on an H100; on the 1M-row matrix they win by 1% on both
+   * (docs/BENCHMARKS.md). */
+  for (int w = 4; w < 16; w *= 2)
+    if (4.0 * w >= avg) return w;
+  return 16;
+}
+
+/* Device slice offsets for even widths; entries = total device ELL entries. */
+static cis_err device_slice_ptr(const cis_ell *e, int64_t **out) {
+  int64_t *p;
+  CIS_CALL(cis_malloc(&p, (size_t)e->nslices + 1, sizeof *p, "device ELL slice offsets"));
+  p[0] = 0;
+  for (int64_t s = 0; s < e->nslices; s++) {
+    int64_t rows = CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice);
+    p[s + 1] = p[s] + rows * even(e->slice_width[s]);
+  }
+  *out = p;
+  return CIS_OK;
+}
+
+static int64_t ell_entries(const cis_ell *e) {
+  int64_t m = 0;
+  for (int64_t s = 0; s < e->nslices; s++)
+    m += CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice) * even(e->slice_width[s]);
+  return m;
+}
+
+static int index_bits(const cis_hyb *h, int flags) {
+  return (flags & CIS_HYB_CUDA_INDEX32) || h->ell.boundary > 65536 ? 32 : 16;
+}
+
+int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
+  const cis_ell *e = &h->ell;
+  int64_t m = ell_entries(e) + 2;
+  int bits = index_bits(h, flags);
+  int64_t b = m * (int64_t)(sizeof(double) + bits / 8) + (e->nslices + 1) * 8 +
+              e->nslices * 4 + e->nrows * 4;
+  if ((flags & CIS_HYB_CUDA_PAPER) && bits == 16) b += m * 4;
+  b += (h->n + 1) * 8 + 2 * 12;                          /* CSR row pointers and padding */
+  b += h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;           /* multi-vector workspace */
+  return b;
+}
+
+/* ---- upload ------------------------------------------------------------------------------ */
+
+static cis_err dev_alloc(void *pp, size_t bytes, const char *what) {
+  void **p = (void **)pp;
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+  if (e != cudaSuccess) {
+    char buf[32];
+    *p = NULL;
+    CIS_ERROR(cis_cuda_code(e), "cudaMalloc of %s (%s): %s (%s)", what,
+              cis_format_bytes((double)bytes, buf, sizeof buf), cudaGetErrorName(e),
+              cudaGetErrorString(e));
+  }
+  return CIS_OK;
+}
+
+static void dev_free(void *pp) {
+  void **p = (void **)pp;
+  if (*p) cudaFree(*p);
+  *p = NULL;
+}
+
+/* Copy slices [s0, s1) into pinned staging with even widths and narrowed columns. */
+static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t s1, int bits,
+                     int paper, double *val, void *col, int32_t *col32) {
+  int64_t base = dptr[s0];
+  for (int64_t s = s0; s < s1; s++) {
+    int64_t w = e->slice_width[s], dw = even(w);
+    int64_t rows = CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice);
+    for (int64_t l = 0; l < rows; l++) {
+      const int32_t *sc = e->col + e->slice_ptr[s] + l * w;
+      const double *sv = e->val + e->slice_ptr[s] + l * w;
+      int64_t q = dptr[s] + l * dw - base;
+      for (int64_t t = 0; t < dw; t++) {
+        int32_t c = t < w ? sc[t] : 0;
+        val[q + t] = t < w ? sv[t] : 0.0;
+        if (bits == 16)
+          ((uint16_t *)col)[q + t] = (uint16_t)c;
+        else
+          ((int32_t *)col)[q + t] = c;
+        if (paper && bits == 16) col32[q + t] = c;
+      }
+    }
+  }
+}
+
+static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr, int paper) {
+  cis_err err = CIS_OK;
+  int bits = d->index_bits, cb = bits / 8;
+  int64_t chunk = CIS_ELL_CHUNK;
+  for (int64_t s = 0; s < e->nslices; s++) chunk = CIS_MAX(chunk, dptr[s + 1] - dptr[s]);
+  char *stage = NULL;
+  size_t per = sizeof(double) + (size_t)cb + (paper && bits == 16 ? 4 : 0);
+  CIS_CUDA_TRY(cudaMallocHost((void **)&stage, (size_t)chunk * per));
+  for (int64_t s0 = 0; s0 < e->nslices;) {
+    int64_t s1 = s0 + 1;
+    while (s1 < e->nslices && dptr[s1 + 1] - dptr[s0] <= chunk) s1++;
+    int64_t m = dptr[s1] - dptr[s0];
+    double *val = (double *)stage;
+    char *col = stage + (size_t)chunk * 8;
+    int32_t *col32 = (int32_t *)(col + (size_t)chunk * cb);
+    ell_pack(e, dptr, s0, s1, bits, paper, val, col, col32);
+    CIS_CUDA_TRY(cudaMemcpy(d->ell_val + dptr[s0], val, (size_t)m * 8, cudaMemcpyHostToDevice));
+    CIS_CUDA_TRY(cudaMemcpy((char *)d->ell_col + (size_t)dptr[s0] * cb, col, (size_t)m * cb,
+                            cudaMemcpyHostToDevice));
+    if (paper && bits == 16)
+      CIS_CUDA_TRY(cudaMemcpy(d->paper_col + dptr[s0], col32, (size_t)m * 4,
+                              cudaMemcpyHostToDevice));
+    s0 = s1;
+  }
+cleanup:
+  if (stage) cudaFreeHost(stage);
+  return err;
+}
+
+static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int flags) {
+  cis_err err = CIS_OK;
+  int64_t *dptr = NULL;
+  int32_t *dwidth = NULL;
+  int paper = (flags & CIS_HYB_CUDA_PAPER) != 0, cb = d->index_bits / 8;
+  int64_t m = 0;
+  CIS_TRY(device_slice_ptr(e, &dptr));
+  CIS_TRY(cis_malloc(&dwidth, (size_t)e->nslices, sizeof *dwidth, "device ELL slice widths"));
+  for (int64_t s = 0; s < e->nslices; s++) dwidth[s] = (int32_t)even(e->slice_width[s]);
+  m = dptr[e->nslices] + 2;
+  CIS_TRY(dev_alloc(&d->slice_ptr, (size_t)(e->nslices + 1) * 8, "ELL slice offsets"));
+  CIS_TRY(dev_alloc(&d->slice_width, (size_t)e->nslices * 4, "ELL slice widths"));
+  CIS_TRY(dev_alloc(&d->row_len, (size_t)e->nrows * 4, "ELL row lengths"));
+  CIS_TRY(dev_alloc(&d->ell_val, (size_t)m * 8, "ELL values"));
+  CIS_TRY(dev_alloc(&d->ell_col, (size_t)m * cb, "ELL column indices"));
+  CIS_CUDA_TRY(cudaMemset(d->ell_val, 0, (size_t)m * 8));
+  CIS_CUDA_TRY(cudaMemset(d->ell_col, 0, (size_t)m * cb));
+  if (paper && d->index_bits == 16) {
+    CIS_TRY(dev_alloc(&d->paper_col, (size_t)m * 4, "ELL 32-bit column indices"));
+    CIS_CUDA_TRY(cudaMemset(d->paper_col, 0, (size_t)m * 4));
+    d->info.paper_bytes = m * 4;
+  } else if (paper) {
+    d->paper_col = (int32_t *)d->ell_col;
+  }
+  CIS_CUDA_TRY(cudaMemcpy(d->slice_ptr, dptr, (size_t)(e->nslices + 1) * 8,
+                          cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(d->slice_width, dwidth, (size_t)e->nslices * 4,
+                          cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(d->row_len, e->row_len, (size_t)e->nrows * 4,
+                          cudaMemcpyHostToDevice));
+  CIS_TRY(ell_upload(d, e, dptr, paper));
+  d->info.ell_bytes = m * (8 + cb) + (e->nslices + 1) * 8 + e->nslices * 4 + e->nrows * 4;
+cleanup:
+  cis_free(&dptr);
+  cis_free(&dwidth);
+  return err;
+}
+
+/* Which blocks stay resident: cached ones, in order, while they fit in `avail` bytes. */
+static cis_err choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *resident) {
+  const cis_hyb *h = d->h;
+  int64_t row = 0;
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = &h->blocks[b];
+    CIS_CHECK(blk->row0 == row && blk->nrows >= 0, CIS_ERR_INTERNAL,
+              "hybrid matrix: Expansion block %lld starts at row %lld, expected %lld",
+              (long long)b, (long long)blk->row0, (long long)row);
+    row += blk->nrows;
+    resident[b] = 0;
+    if (!cis_csr_block_cached(blk) || (flags & CIS_HYB_CUDA_NO_CACHE)) continue;
+    if (blk->nnz * 12 > avail) continue;
+    resident[b] = 1;
+    avail -= blk->nnz * 12;
+  }
+  CIS_CHECK(row == h->n, CIS_ERR_INTERNAL,
+            "hybrid matrix: Expansion blocks cover %lld rows, expected %lld", (long long)row,
+            (long long)h->n);
+  return CIS_OK;
+}
+
+static cis_err csr_upload(cis_hyb_cuda *d, const char *resident) {
+  cis_err err = CIS_OK;
+  const cis_hyb *h = d->h;
+  int64_t *rp = NULL, nnz = 0, ns = 0;
+  CIS_TRY(cis_malloc(&rp, (size_t)h->n + 1, sizeof *rp, "resident CSR row pointers"));
+  rp[0] = 0;
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = &h->blocks[b];
+    for (int64_t l = 0; l < blk->nrows; l++)
+      rp[blk->row0 + l + 1] = resident[b] ? nnz + blk->rowptr[l + 1] : nnz;
+    if (resident[b]) nnz += blk->nnz;
+    ns += !resident[b];
+  }
+  CIS_TRY(dev_alloc(&d->rowptr, (size_t)(h->n + 1) * 8, "CSR row pointers"));
+  CIS_TRY(dev_alloc(&d->csr_col, (size_t)(nnz + 2) * 4, "CSR column indices"));
+  CIS_TRY(dev_alloc(&d->csr_val, (size_t)(nnz + 2) * 8, "CSR values"));
+  CIS_CUDA_TRY(cudaMemset(d->csr_col, 0, (size_t)(nnz + 2) * 4));
+  CIS_CUDA_TRY(cudaMemset(d->csr_val, 0, (size_t)(nnz + 2) * 8));
+  CIS_CUDA_TRY(cudaMemcpy(d->rowptr, rp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
+  for (int64_t b = 0, at = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = &h->blocks[b];
+    if (!resident[b] || blk->nnz == 0) continue;
+    CIS_CUDA_TRY(cudaMemcpy(d->csr_col + at, blk->col, (size_t)blk->nnz * 4,
+                            cudaMemcpyHostToDevice));
+    CIS_CUDA_TRY(cudaMemcpy(d->csr_val + at, blk->val, (size_t)blk->nnz * 8,
+                            cudaMemcpyHostToDevice));
+    at += blk->nnz;
+  }
+  CIS_TRY(cis_malloc(&d->stream_ids, (size_t)ns, sizeof *d->stream_ids, "streamed block list"));
+  for (int64_t b = 0; b < h->nblocks; b++)
+    if (!resident[b]) d->stream_ids[d->nstream++] = b;
+  d->info.csr_bytes = (nnz + 2) * 12 + (h->n + 1) * 8;
+  d->info.resident_blocks = h->nblocks - ns;
+  d->info.streamed_blocks = ns;
+cleanup:
+  cis_free(&rp);
+  return err;
+}
+
+/* Bytes kept back from the budget for the two streaming buffers. */
+static int64_t stream_reserve(const cis_hyb *h) {
+  if (h->nblocks == 0) return 0;
+  int64_t per = (int64_t)(1.25 * (double)h->nnz_exp / (double)h->nblocks) * 12 +
+                (h->block_rows + 1) * 8 + 64;
+  return CIS_NSLOTS * per;
+}
+
+static cis_err check_budget(const cis_hyb *h, int64_t budget, int flags, int64_t *avail) {
+  char b1[32], b2[32];
+  size_t free_b = 0, total_b = 0;
+  CIS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  int64_t need = cis_hyb_cuda_min_bytes(h, flags);
+  if (budget > 0 && need > budget)
+    CIS_ERROR(CIS_ERR_NOMEM,
+              "GPU memory budget %s is too small: the resident Reference-region (ELL) block of "
+              "%lld rows x %lld columns and the workspace need %s; give a budget of at least %lld "
+              "bytes",
+              cis_format_bytes((double)budget, b1, sizeof b1), (long long)h->n,
+              (long long)h->ell.boundary, cis_format_bytes((double)need, b2, sizeof b2),
+              (long long)need);
+  if (need > (int64_t)free_b)
+    CIS_ERROR(CIS_ERR_NOMEM,
+              "GPU has %s free, but the resident Reference-region (ELL) block and the workspace "
+              "need %s",
+              cis_format_bytes((double)free_b, b1, sizeof b1),
+              cis_format_bytes((double)need, b2, sizeof b2));
+  int64_t limit = (int64_t)(0.9 * (double)free_b);
+  if (budget > 0) limit = CIS_MIN(limit, budget);
+  *avail = CIS_MAX((int64_t)0, limit - need - stream_reserve(h));
+  return CIS_OK;
+}
+
+static cis_err slots_create(cis_hyb_cuda *d) {
+  CIS_CUDA(cudaStreamCreateWithFlags(&d->copy_stream, cudaStreamNonBlocking));
+  for (int i = 0; i < CIS_NSLOTS; i++) {
+    CIS_CUDA(cudaEventCreateWithFlags(&d->slots[i].copied, cudaEventDisableTiming));
+    CIS_CUDA(cudaEventCreateWithFlags(&d->slots[i].consumed, cudaEventDisableTiming));
+  }
+  return CIS_OK;
+}
+
+static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget, int flags) {
+  cis_err err = CIS_OK;
+  char *resident = NULL;
+  int64_t avail = 0;
+  CIS_CHECK(h->n == h->ell.nrows && h->n <= INT32_MAX, CIS_ERR_INTERNAL,
+            "hybrid matrix: %lld rows but ELL block of %lld rows", (long long)h->n,
+            (long long)h->ell.nrows);
+  CIS_CALL(check_budget(h, budget, flags, &avail));
+  d->n = h->n;
+  d->index_bits = d->info.index_bits = index_bits(h, flags);
+  d->subwarp = d->info.subwarp = pick_subwarp(h);
+  d->group = CIS_HYB_CUDA_MAX_K;
+  CIS_CALL(slots_create(d));
+  CIS_CALL(ell_create(d, &h->ell, flags));
+  CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
+  CIS_TRY(choose_resident(d, avail, flags, resident));
+  CIS_TRY(csr_upload(d, resident));
+  CIS_TRY(dev_alloc(&d->xt, (size_t)h->n * CIS_HYB_CUDA_MAX_K * 8, "multi-vector workspace"));
+  d->info.work_bytes = h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
+  if (d->nstream > 0 && !h->regen && h->ncached < h->nblocks)
+    CIS_FAIL(CIS_ERR_INTERNAL,
+             "hybrid matrix: %lld Expansion blocks are not cached and there is no regenerator",
+             (long long)(h->nblocks - h->ncached));
+  /* The uploads ran on the legacy stream, which a non-blocking `stream` does not wait for. */
+  CIS_CUDA_TRY(cudaDeviceSynchronize());
+cleanup:
+  cis_free(&resident);
+  return err;
+}
+
+cis_err cis_hyb_cuda_create(const cis_hyb *h, int64_t budget, int flags, cudaStream_t stream,
+                            cis_hyb_cuda **out) {
+  cis_err err = CIS_OK;
+  cis_hyb_cuda *d = NULL;
+  *out = NULL;
+  CIS_CALL(cis_calloc(&d, 1, sizeof *d, "device matrix"));
+  d->h = h;
+  d->stream = stream;
+  CIS_TRY(hyb_cuda_fill(d, h, budget, flags));
+  *out = d;
+cleanup:
+  if (err != CIS_OK) cis_hyb_cuda_destroy(&d);
+  return err;
+}
+
+void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
+  cis_hyb_cuda *d = *pd;
+  if (!d) return;
+  cudaStreamSynchronize(d->stream);
+  if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
+  if (d->paper_col != d->ell_col) dev_free(&d->paper_col);
+  dev_free(&d->slice_ptr);
+  dev_free(&d->slice_width);
+  dev_free(&d->row_len);
+  dev_free(&d->ell_col);
+  dev_free(&d->ell_val);
+  dev_free(&d->rowptr);
+  dev_free(&d->csr_col);
+  dev_free(&d->csr_val);
+  dev_free(&d->xt);
+  for (int i = 0; i < CIS_NSLOTS; i++) {
+    stream_slot *s = &d->slots[i];
+    if (s->pinned) cudaFreeHost(s->pinned);
+    dev_free(&s->dev);
+    if (s->copied) cudaEventDestroy(s->copied);
+    if (s->consumed) cudaEventDestroy(s->consumed);
+    cis_csr_block_free(&s->scratch);
+  }
+  if (d->copy_stream) cudaStreamDestroy(d->copy_stream);
+  cis_free(&d->stream_ids);
+  cis_free(pd);
+}
+
+void cis_hyb_cuda_get_info(const cis_hyb_cuda *d, cis_hyb_cuda_info *info) { *info = d->info; }
+
+cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes) {
+  CIS_CHECK(lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32, CIS_ERR_USAGE,
+            "sub-warp of %d lanes: expected 4, 8, 16 or 32", lanes);
+  d->subwarp = d->info.subwarp = lanes;
+  return CIS_OK;
+}
+
+cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k) {
+  CIS_CHECK(k >= 1 && k <= CIS_HYB_CUDA_MAX_K, CIS_ERR_USAGE,
+            "%d vectors per pass: expected 1..%d", k, CIS_HYB_CUDA_MAX_K);
+  d->group = k;
+  return CIS_OK;
+}
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+static cis_csr_view resident_view(const cis_hyb_cuda *d) {
+  cis_csr_view m = {0, d->n, d->rowptr, d->csr_col, d->csr_val};
+  return m;
+}
+
+template <typename CI>
+static cis_ell_view<CI> ell_view(const cis_hyb_cuda *d, const void *col) {
+  cis_ell_view<CI> e = {d->n, d->h->ell.slice, d->slice_ptr, d->slice_width, d->row_len,
+                        (const CI *)col, d->ell_val};
+  return e;
+}
+
+static unsigned grid_for(int64_t rows, int w) {
+  return (unsigned)((rows * w + CIS_HYB_BLOCK - 1) / CIS_HYB_BLOCK);
+}
+
+template <int W, int K>
+static cis_err launch_main_wk(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  if (d->n == 0) return CIS_OK;
+  unsigned g = grid_for(d->n, W);
+  if (d->index_bits == 16)
+    cis_hyb_kernel<W, K, uint16_t><<<g, CIS_HYB_BLOCK, 0, d->stream>>>(
+        ell_view<uint16_t>(d, d->ell_col), resident_view(d), xt, Y, ldy);
+  else
+    cis_hyb_kernel<W, K, int32_t><<<g, CIS_HYB_BLOCK, 0, d->stream>>>(
+        ell_view<int32_t>(d, d->ell_col), resident_view(d), xt, Y, ldy);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}
+
+template <int W, int K>
+static cis_err launch_add_wk(cis_hyb_cuda *d, cis_csr_view m, const double *xt, double *Y,
+                             int64_t ldy) {
+  if (m.nrows == 0) return CIS_OK;
+  cis_csr_add_kernel<W, K><<<grid_for(m.nrows, W), CIS_HYB_BLOCK, 0, d->stream>>>(m, xt, Y, ldy);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}
+
+/* One (main or add) launch for the matrix's sub-warp width and K. */
+template <int K>
+static cis_err launch_k(cis_hyb_cuda *d, const cis_csr_view *add, const double *xt, double *Y,
+                        int64_t ldy) {
+  switch (d->subwarp) {
+#define CIS_W_CASE(W)                                                         \
+  case W:                                                                     \
+    return add ? launch_add_wk<W, K>(d, *add, xt, Y, ldy)                     \
+               : launch_main_wk<W, K>(d, xt, Y, ldy);
+    CIS_W_CASE(4)
+    CIS_W_CASE(8)
+    CIS_W_CASE(16)
+    CIS_W_CASE(32)
+#undef CIS_W_CASE
+  }
+  CIS_ERROR(CIS_ERR_INTERNAL, "no kernel for a sub-warp of %d lanes", d->subwarp);
+}
+
+static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view *add, const double *xt,
+                      double *Y, int64_t ldy) {
+  switch (k) {
+    case 1: return launch_k<1>(d, add, xt, Y, ldy);
+    case 2: return launch_k<2>(d, add, xt, Y, ldy);
+    case 3: return launch_k<3>(d, add, xt, Y, ldy);
+    case 4: return launch_k<4>(d, add, xt, Y, ldy);
+    case 5: return launch_k<5>(d, add, xt, Y, ldy);
+    case 6: return launch_k<6>(d, add, xt, Y, ldy);
+    case 7: return launch_k<7>(d, add, xt, Y, ldy);
+    case 8: return launch_k<8>(d, add, xt, Y, ldy);
+  }
+  CIS_ERROR(CIS_ERR_INTERNAL, "no kernel for %d vectors at once", k);
+}
+
+/* ---- streamed Expansion blocks ------------------------------------------------------------- */
+
+static cis_err check_block(const cis_hyb *h, const cis_csr_block *b, int64_t nrows, int64_t row0) {
+  CIS_CHECK(b->rowptr && b->rowptr[0] == 0, CIS_ERR_INTERNAL,
+            "Expansion block at row %lld: row pointers missing or rowptr[0] != 0",
+            (long long)row0);
+  for (int64_t l = 0; l < nrows; l++)
+    CIS_CHECK(b->rowptr[l + 1] >= b->rowptr[l], CIS_ERR_INTERNAL,
+              "Expansion block at row %lld: row pointers decrease at row %lld", (long long)row0,
+              (long long)(row0 + l));
+  int64_t nnz = b->rowptr[nrows];
+  CIS_CHECK(nnz <= b->cap && (nnz == 0 || (b->col && b->val)), CIS_ERR_INTERNAL,
+            "Expansion block at row %lld: %lld entries but room for %lld", (long long)row0,
+            (long long)nnz, (long long)b->cap);
+  for (int64_t p = 0; p < nnz; p++)
+    CIS_CHECK(b->col[p] >= h->ell.boundary && b->col[p] < h->n, CIS_ERR_INTERNAL,
+              "Expansion block at row %lld: column %d outside %lld..%lld", (long long)row0,
+              (int)b->col[p], (long long)h->ell.boundary, (long long)(h->n - 1));
+  return CIS_OK;
+}
+
+/* The rows of block `b`: the host cache, or regenerated into the slot's scratch block. */
+static cis_err block_source(cis_hyb_cuda *d, int64_t b, stream_slot *s,
+                            const cis_csr_block **src) {
+  const cis_hyb *h = d->h;
+  const cis_csr_block *want = &h->blocks[b];
+  if (cis_csr_block_cached(want)) {
+    *src = want;
+    return CIS_OK;
+  }
+  s->scratch.row0 = want->row0;
+  s->scratch.nrows = want->nrows;
+  s->scratch.nnz = 0;
+  CIS_CALL(h->regen(h->regen_ctx, want->row0, want->nrows, &s->scratch));
+  CIS_CALL(check_block(h, &s->scratch, want->nrows, want->row0));
+  *src = &s->scratch;
+  return CIS_OK;
+}
+
+typedef struct {
+  size_t off_col, off_val, bytes;
+} stage_layout;
+
+static stage_layout layout_for(int64_t nrows, int64_t nnz) {
+  stage_layout L;
+  L.off_col = align16((size_t)(nrows + 1) * 8);
+  L.off_val = align16(L.off_col + (size_t)(nnz + 2) * 4);
+  L.bytes = L.off_val + (size_t)(nnz + 2) * 8;
+  return L;
+}
+
+/* Copy the block into the slot's pinned buffer, once the previous copy out of it is done. */
+static cis_err stage_block(stream_slot *s, const cis_csr_block *src, int64_t nrows,
+                           stage_layout L) {
+  int64_t nnz = src->rowptr[nrows];
+  CIS_CUDA(cudaEventSynchronize(s->copied));
+  if (L.bytes > s->pinned_cap) {
+    if (s->pinned) CIS_CUDA(cudaFreeHost(s->pinned));
+    s->pinned = NULL;
+    s->pinned_cap = 0;
+    size_t cap = L.bytes + L.bytes / 4;
+    CIS_CUDA(cudaMallocHost((void **)&s->pinned, cap));
+    s->pinned_cap = cap;
+  }
+  memcpy(s->pinned, src->rowptr, (size_t)(nrows + 1) * 8);
+  int32_t *col = (int32_t *)(s->pinned + L.off_col);
+  double *val = (double *)(s->pinned + L.off_val);
+  if (nnz) {
+    memcpy(col, src->col, (size_t)nnz * 4);
+    memcpy(val, src->val, (size_t)nnz * 8);
+  }
+  col[nnz] = col[nnz + 1] = 0;
+  val[nnz] = val[nnz + 1] = 0.0;
+  return CIS_OK;
+}
+
+/* Copy the staged block to the slot's device buffer once the previous kernel on it is done,
+ * then add its product on the compute stream once the copy has landed. */
+static cis_err ship_and_apply(cis_hyb_cuda *d, stream_slot *s, const cis_csr_block *want,
+                              stage_layout L, int k, const double *xt, double *Y,
+                              int64_t ldy) {
+  if (L.bytes > s->dev_cap) {
+    CIS_CUDA(cudaEventSynchronize(s->consumed));
+    dev_free(&s->dev);
+    s->dev_cap = 0;
+    size_t cap = L.bytes + L.bytes / 4;
+    CIS_CALL(dev_alloc(&s->dev, cap, "streamed Expansion block buffer"));
+    s->dev_cap = cap;
+  }
+  CIS_CUDA(cudaStreamWaitEvent(d->copy_stream, s->consumed, 0));
+  CIS_CUDA(cudaMemcpyAsync(s->dev, s->pinned, L.bytes, cudaMemcpyHostToDevice, d->copy_stream));
+  CIS_CUDA(cudaEventRecord(s->copied, d->copy_stream));
+  CIS_CUDA(cudaStreamWaitEvent(d->stream, s->copied, 0));
+  cis_csr_view m = {want->row0, want->nrows, (const int64_t *)s->dev,
+                    (const int32_t *)(s->dev + L.off_col), (const double *)(s->dev + L.off_val)};
+  CIS_CALL(launch(d, k, &m, xt, Y, ldy));
+  CIS_CUDA(cudaEventRecord(s->consumed, d->stream));
+  return CIS_OK;
+}
+
+/* Host generation of block i+1 overlaps the copy and the kernel of block i. */
+static cis_err apply_streamed(cis_hyb_cuda *d, int k, const double *xt, double *Y, int64_t ldy) {
+  for (int64_t i = 0; i < d->nstream; i++) {
+    stream_slot *s = &d->slots[i % CIS_NSLOTS];
+    const cis_csr_block *want = &d->h->blocks[d->stream_ids[i]], *src = NULL;
+    CIS_CALL(block_source(d, d->stream_ids[i], s, &src));
+    stage_layout L = layout_for(want->nrows, src->rowptr[want->nrows]);
+    CIS_CALL(stage_block(s, src, want->nrows, L));
+    CIS_CALL(ship_and_apply(d, s, want, L, k, xt, Y, ldy));
+  }
+  return CIS_OK;
+}
+
+/* ---- products ------------------------------------------------------------------------------ */
+
+static cis_err apply_group(cis_hyb_cuda *d, int k, const double *X, double *Y, int multi) {
+  const double *xt = X;
+  if (multi || k > 1) {
+    unsigned g = (unsigned)((d->n + 255) / 256);
+    if (d->n) cis_interleave_kernel<<<g, 256, 0, d->stream>>>(X, d->n, d->n, k, d->xt);
+    CIS_CUDA(cudaGetLastError());
+    xt = d->xt;
+  }
+  CIS_CALL(launch(d, k, NULL, xt, Y, d->n));
+  if (d->nstream) CIS_CALL(apply_streamed(d, k, xt, Y, d->n));
+  return CIS_OK;
+}
+
+static cis_err apply_all(cis_hyb_cuda *d, int k, const double *X, double *Y, int multi) {
+  CIS_CHECK(k >= 0, CIS_ERR_INTERNAL, "device product: %d vectors", k);
+  for (int j = 0; j < k; j += d->group) {
+    int kc = CIS_MIN(d->group, k - j);
+    CIS_CALL(apply_group(d, kc, X + (int64_t)j * d->n, Y + (int64_t)j * d->n, multi));
+  }
+  return CIS_OK;
+}
+
+cis_err cis_hyb_cuda_apply(cis_hyb_cuda *d, int k, const double *X, double *Y) {
+  return apply_all(d, k, X, Y, 0);
+}
+
+cis_err cis_hyb_cuda_apply_multi(cis_hyb_cuda *d, int k, const double *X, double *Y) {
+  return apply_all(d, k, X, Y, 1);
+}
+
+cis_err cis_hyb_cuda_apply_paper(cis_hyb_cuda *d, const double *x, double *y) {
+  CIS_CHECK(d->paper_col != NULL, CIS_ERR_INTERNAL,
+            "the paper's kernel needs a matrix uploaded with CIS_HYB_CUDA_PAPER");
+  CIS_CHECK(d->nstream == 0, CIS_ERR_INTERNAL,
+            "the paper's kernel needs every Expansion block resident (%lld streamed)",
+            (long long)d->nstream);
+  if (d->n == 0) return CIS_OK;
+  CIS_CUDA(cudaMemsetAsync(y, 0, (size_t)d->n * 8, d->stream));
+  const int threads = 256;
+  unsigned g = (unsigned)((d->n * 32 + threads - 1) / threads);
+  cis_paper_kernel<<<g, threads, 2 * threads * sizeof(double), d->stream>>>(
+      ell_view<int32_t>(d, d->paper_col), resident_view(d), x, y);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}

@@ -1,0 +1,199 @@
+/* cisolve: device kernels of the hybrid ELL + CSR product (docs/gpu.md).
+ *
+ * Our kernel: one launch per product, a sub-warp of W lanes per row (W = 4..32, picked from
+ * the mean row length), the row's ELL part then its CSR part, warp-shuffle reduction, y
+ * written once by one lane. Matrix entries are read in pairs (double2 values, 2 column indices
+ * per load) with the streaming cache hint, so that L1 stays for x; x is read through the
+ * read-only path. Each row's ELL part starts 16-byte aligned (even slice widths); CSR pairs are
+ * read from an even index and the entries outside the row are masked, which needs arrays padded
+ * by two entries.
+ *
+ * The same code serves K vectors at once: X is then interleaved (row-major n x K), so that the
+ * K values of one column are one contiguous 8K-byte read and each matrix entry is read once.
+ */
+#ifndef CIS_HYB_KERNELS_CUH
+#define CIS_HYB_KERNELS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#define CIS_HYB_BLOCK 256
+
+template <typename CI>
+struct cis_ell_view {
+  int64_t nrows;
+  int slice;
+  const int64_t *slice_ptr;
+  const int32_t *slice_width;
+  const int32_t *row_len;
+  const CI *col;
+  const double *val;
+};
+
+struct cis_csr_view {
+  int64_t row0, nrows;   /* rows [row0, row0 + nrows) of the matrix */
+  const int64_t *rowptr; /* nrows + 1, local */
+  const int32_t *col;    /* padded by 2 entries */
+  const double *val;     /* padded by 2 entries */
+};
+
+template <typename CI>
+struct cis_col_pair;
+template <>
+struct cis_col_pair<uint16_t> {
+  typedef ushort2 type;
+};
+template <>
+struct cis_col_pair<int32_t> {
+  typedef int2 type;
+};
+
+/* acc[j] += v * x_j[c] for the K interleaved vectors. */
+template <int K>
+__device__ __forceinline__ void cis_fma_x(double (&acc)[K], double v,
+                                          const double *__restrict__ xt, int c) {
+  const double *p = xt + (int64_t)c * K;
+  if constexpr (K % 2 == 0) {
+#pragma unroll
+    for (int j = 0; j < K; j += 2) {
+      double2 xv = __ldg(reinterpret_cast<const double2 *>(p + j));
+      acc[j] += v * xv.x;
+      acc[j + 1] += v * xv.y;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < K; j++) acc[j] += v * __ldg(p + j);
+  }
+}
+
+template <int W, int K, typename CI>
+__device__ __forceinline__ void cis_ell_row(const cis_ell_view<CI> &e, int64_t row, int lane,
+                                            const double *__restrict__ xt, double (&acc)[K]) {
+  typedef typename cis_col_pair<CI>::type pair_t;
+  int64_t s = row / e.slice;
+  int64_t l = row - s * e.slice;
+  int64_t q0 = e.slice_ptr[s] + l * e.slice_width[s];
+  int len = e.row_len[row];
+  int npairs = (len + 1) >> 1;
+  const double2 *v2 = reinterpret_cast<const double2 *>(e.val + q0);
+  const pair_t *c2 = reinterpret_cast<const pair_t *>(e.col + q0);
+#pragma unroll 4
+  for (int t = lane; t < npairs; t += W) {
+    double2 v = __ldcs(v2 + t);
+    pair_t c = __ldcs(c2 + t);
+    cis_fma_x<K>(acc, v.x, xt, (int)c.x);
+    if (2 * t + 1 < len) cis_fma_x<K>(acc, v.y, xt, (int)c.y);
+  }
+}
+
+template <int W, int K>
+__device__ __forceinline__ void cis_csr_row(const cis_csr_view &m, int64_t local, int lane,
+                                            const double *__restrict__ xt, double (&acc)[K]) {
+  int64_t p0 = m.rowptr[local], p1 = m.rowptr[local + 1];
+#pragma unroll 4
+  for (int64_t p = (p0 & ~(int64_t)1) + 2 * lane; p < p1; p += 2 * W) {
+    double2 v = __ldcs(reinterpret_cast<const double2 *>(m.val + p));
+    int2 c = __ldcs(reinterpret_cast<const int2 *>(m.col + p));
+    if (p >= p0) cis_fma_x<K>(acc, v.x, xt, c.x);
+    if (p + 1 < p1) cis_fma_x<K>(acc, v.y, xt, c.y);
+  }
+}
+
+/* Sum over the W lanes of a sub-warp, then lane j % W stores (or adds) vector j's result. */
+template <int W, int K, bool ADD>
+__device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool active,
+                                              int64_t row, double *__restrict__ Y,
+                                              int64_t ldy) {
+#pragma unroll
+  for (int off = W / 2; off > 0; off >>= 1)
+#pragma unroll
+    for (int j = 0; j < K; j++) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off, W);
+  if (!active) return;
+#pragma unroll
+  for (int j = 0; j < K; j++)
+    if (lane == j % W) {
+      double *y = Y + row + (int64_t)j * ldy;
+      *y = ADD ? *y + acc[j] : acc[j];
+    }
+}
+
+/* Y = (ELL + resident CSR) X: every row of Y written once. (A minimum-blocks hint of
+ * 2048 / CIS_HYB_BLOCK was tried; ptxas ignores it on sm_90, so none is given.) */
+template <int W, int K, typename CI>
+__global__ void __launch_bounds__(CIS_HYB_BLOCK)
+    cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view m, const double *__restrict__ xt,
+                   double *__restrict__ Y, int64_t ldy) {
+  int64_t row = ((int64_t)blockIdx.x * CIS_HYB_BLOCK + threadIdx.x) / W;
+  int lane = threadIdx.x % W;
+  bool active = row < e.nrows;
+  double acc[K];
+#pragma unroll
+  for (int j = 0; j < K; j++) acc[j] = 0.0;
+  if (active) {
+    cis_ell_row<W, K, CI>(e, row, lane, xt, acc);
+    cis_csr_row<W, K>(m, row, lane, xt, acc);
+  }
+  cis_row_store<W, K, false>(acc, lane, active, row, Y, ldy);
+}
+
+/* Y[rows of m] += m X: a streamed Expansion block. */
+template <int W, int K>
+__global__ void __launch_bounds__(CIS_HYB_BLOCK)
+    cis_csr_add_kernel(cis_csr_view m, const double *__restrict__ xt, double *__restrict__ Y,
+                       int64_t ldy) {
+  int64_t local = ((int64_t)blockIdx.x * CIS_HYB_BLOCK + threadIdx.x) / W;
+  int lane = threadIdx.x % W;
+  bool active = local < m.nrows;
+  double acc[K];
+#pragma unroll
+  for (int j = 0; j < K; j++) acc[j] = 0.0;
+  if (active) cis_csr_row<W, K>(m, local, lane, xt, acc);
+  cis_row_store<W, K, true>(acc, lane, active, m.row0 + local, Y, ldy);
+}
+
+/* Xt (n x k, row-major) = X (n x k, column-major, ld ldx). */
+__global__ void cis_interleave_kernel(const double *__restrict__ X, int64_t ldx, int64_t n,
+                                      int k, double *__restrict__ Xt) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int j = 0; j < k; j++) Xt[i * k + j] = X[i + (int64_t)j * ldx];
+}
+
+/* The 2018 paper's kernel, Algorithm 7, as published: a warp per row, the ELL region reduced
+ * through shared memory (ShMem1), then the CSR region (ShMem2), and thread 0 adding both to
+ * y with atomicAdd (so y must be zeroed first). The ELL loop covers the full slice width,
+ * padding included, with 32-bit column indices. __syncwarp() stands for the paper's
+ * "SynchronousAdd": without it the tree reduction races on Volta and later. */
+__global__ void cis_paper_kernel(cis_ell_view<int32_t> e, cis_csr_view m,
+                                 const double *__restrict__ x, double *__restrict__ y) {
+  extern __shared__ double cis_paper_sh[];
+  double *sh1 = cis_paper_sh, *sh2 = cis_paper_sh + blockDim.x;
+  int64_t tid = (int64_t)blockDim.x * blockIdx.x + threadIdx.x;
+  int64_t warp = tid / 32;
+  int lane = (int)(tid % 32);
+  int t = threadIdx.x;
+  if (warp >= e.nrows) return;
+  int64_t s = warp / e.slice;
+  int64_t q0 = e.slice_ptr[s] + (warp - s * e.slice) * e.slice_width[s];
+  int width = e.slice_width[s];
+  sh1[t] = 0.0;
+  for (int r2 = lane; r2 < width; r2 += 32) sh1[t] += e.val[q0 + r2] * x[e.col[q0 + r2]];
+  for (int off = 16; off > 0; off >>= 1) {
+    __syncwarp();
+    if (lane < off) sh1[t] += sh1[t + off];
+  }
+  __syncwarp();
+  int64_t start = m.rowptr[warp], end = m.rowptr[warp + 1];
+  sh2[t] = 0.0;
+  if (end > start) {
+    for (int64_t j = start + lane; j < end; j += 32) sh2[t] += m.val[j] * x[m.col[j]];
+    for (int off = 16; off > 0; off >>= 1) {
+      __syncwarp();
+      if (lane < off) sh2[t] += sh2[t + off];
+    }
+    __syncwarp();
+  }
+  if (lane == 0) atomicAdd(&y[warp], sh1[t] + sh2[t]);
+}
+
+#endif

@@ -1,0 +1,447 @@
+/* The CUDA kernels and backend against the CPU references.
+ *
+ * Every device product (our single- and multi-vector kernels, the paper's kernel, the backend's
+ * matvec with resident, budget-streamed and regenerated Expansion blocks) is compared with
+ * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
+ * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
+ * boundary > 65536 (32-bit ELL columns), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11. The
+ * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
+ * unwritten element fails. Passes when every relative error is <= 1e-12.
+ * Exit 77 (skipped) when no CUDA device is usable.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "core/util.h"
+#include "kernels/backend.h"
+#include "spmv/hyb.h"
+}
+#include <cuda_runtime.h>
+
+#include "spmv/hyb_cuda.h"
+
+#define TOL 1e-12
+
+static int g_fail = 0;
+
+/* ---- random matrices ------------------------------------------------------------------------ */
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next_u64(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return g_rng;
+}
+static double urand(void) { return (double)(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
+
+typedef struct {
+  int64_t n, *rowptr;
+  int32_t *col;
+  double *val;
+} csr;
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Row i: empty when i % 7 == 3, `dense` entries when i % 29 == 5, else about `avg`. Columns
+ * uniform over 0..n-1, sorted, duplicates dropped. */
+static void make_csr(int64_t n, int avg, int dense, csr *m) {
+  int64_t cap = 0;
+  for (int64_t i = 0; i < n; i++) cap += i % 29 == 5 ? dense : 2 * avg + 1;
+  m->n = n;
+  m->rowptr = (int64_t *)calloc((size_t)n + 1, sizeof(int64_t));
+  m->col = (int32_t *)malloc((size_t)cap * sizeof(int32_t) + 8);
+  m->val = (double *)malloc((size_t)cap * sizeof(double) + 8);
+  if (!m->rowptr || !m->col || !m->val) {
+    fprintf(stderr, "test_gpu: out of memory building a %lld-row matrix\n", (long long)n);
+    exit(1);
+  }
+  int64_t q = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int len = i % 7 == 3 ? 0 : i % 29 == 5 ? dense : (int)(next_u64() % (uint64_t)(2 * avg + 1));
+    if (len > n) len = (int)n;
+    int32_t *c = m->col + q;
+    for (int t = 0; t < len; t++) c[t] = (int32_t)(next_u64() % (uint64_t)n);
+    qsort(c, (size_t)len, sizeof *c, cmp_i32);
+    int u = 0;
+    for (int t = 0; t < len; t++)
+      if (u == 0 || c[t] != c[u - 1]) c[u++] = c[t];
+    for (int t = 0; t < u; t++) m->val[q + t] = 2.0 * urand() - 1.0;
+    q += u;
+    m->rowptr[i + 1] = q;
+  }
+}
+
+static void csr_free(csr *m) {
+  free(m->rowptr);
+  free(m->col);
+  free(m->val);
+}
+
+typedef struct {
+  const csr *m;
+  int64_t boundary;
+} regen_ctx;
+
+static cis_err regen(void *vctx, int64_t row0, int64_t nrows, cis_csr_block *out) {
+  const regen_ctx *c = (const regen_ctx *)vctx;
+  int64_t nnz = 0;
+  for (int64_t i = row0; i < row0 + nrows; i++)
+    for (int64_t p = c->m->rowptr[i]; p < c->m->rowptr[i + 1]; p++) nnz += c->m->col[p] >= c->boundary;
+  CIS_CALL(cis_csr_block_reserve(out, nrows, nnz));
+  int64_t q = 0;
+  out->rowptr[0] = 0;
+  for (int64_t l = 0; l < nrows; l++) {
+    for (int64_t p = c->m->rowptr[row0 + l]; p < c->m->rowptr[row0 + l + 1]; p++) {
+      if (c->m->col[p] < c->boundary) continue;
+      out->col[q] = c->m->col[p];
+      out->val[q++] = c->m->val[p];
+    }
+    out->rowptr[l + 1] = q;
+  }
+  out->nnz = q;
+  return CIS_OK;
+}
+
+/* Drop every other Expansion block from the host cache; they are regenerated on demand. */
+static void uncache_half(cis_hyb *h, regen_ctx *ctx) {
+  for (int64_t b = 1; b < h->nblocks; b += 2) {
+    cis_csr_block_free(&h->blocks[b]);
+    h->ncached--;
+  }
+  h->regen = regen;
+  h->regen_ctx = ctx;
+}
+
+/* ---- checks ----------------------------------------------------------------------------------- */
+
+static void check_rel(const char *what, int64_t count, const double *got, const double *ref) {
+  double num = 0.0, den = 0.0;
+  int nan = 0;
+  for (int64_t i = 0; i < count; i++) {
+    if (!isfinite(got[i])) nan = 1;
+    double d = got[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+  int ok = !nan && rel <= TOL;
+  printf("%-4s %-64s rel %.2e%s\n", ok ? "ok" : "FAIL", what, rel, nan ? " (non-finite)" : "");
+  if (!ok) g_fail++;
+}
+
+static void fail_err(const char *what) {
+  printf("FAIL %s: %s\n", what, cis_error_message());
+  g_fail++;
+}
+
+static void *dmalloc(size_t bytes) {
+  void *p = NULL;
+  if (cudaMalloc(&p, bytes ? bytes : 8) != cudaSuccess) {
+    fprintf(stderr, "test_gpu: cudaMalloc of %zu bytes failed\n", bytes);
+    exit(1);
+  }
+  return p;
+}
+
+static void cuda_ok(cudaError_t e, const char *what) {
+  if (e != cudaSuccess) {
+    fprintf(stderr, "test_gpu: %s: %s\n", what, cudaGetErrorName(e));
+    exit(1);
+  }
+}
+
+static void poison(double *dY, int64_t count) {
+  cuda_ok(cudaMemset(dY, 0xff, (size_t)count * 8), "poisoning the output"); /* NaN */
+  /* The backend works on its own non-blocking stream. */
+  cuda_ok(cudaDeviceSynchronize(), "poisoning the output");
+}
+
+typedef cis_err (*apply_fn)(cis_hyb_cuda *, int, const double *, double *);
+
+static cis_err apply_paper1(cis_hyb_cuda *d, int k, const double *X, double *Y) {
+  (void)k;
+  return cis_hyb_cuda_apply_paper(d, X, Y);
+}
+
+/* One device product against the CPU reference Yref (n x k). */
+static void check_product(const char *label, const char *kernel, apply_fn f, cis_hyb_cuda *d,
+                          int64_t n, int k, const double *dX, double *dY, const double *Yref,
+                          double *Y) {
+  char what[160];
+  snprintf(what, sizeof what, "%s: %s k=%d", label, kernel, k);
+  poison(dY, n * k);
+  if (f(d, k, dX, dY) != CIS_OK) return fail_err(what);
+  cuda_ok(cudaDeviceSynchronize(), what);
+  cuda_ok(cudaMemcpy(Y, dY, (size_t)(n * k) * 8, cudaMemcpyDeviceToHost), what);
+  check_rel(what, n * k, Y, Yref);
+}
+
+typedef struct {
+  const char *label;
+  int64_t n, boundary, block_rows;
+  int avg, dense, slice;
+} test_case;
+
+static const int ks[] = {1, 3, 8, 11};
+#define NK 4
+#define KMAX 11
+
+/* Every block resident: the paper's kernel, ours and the multi-vector kernel. */
+static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                           double *const *Yref, double *Y) {
+  cis_hyb_cuda *d = NULL;
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_PAPER, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_info info;
+  cis_hyb_cuda_get_info(d, &info);
+  printf("--   %s: n %lld, boundary %lld, %d-bit ELL columns, %d-lane sub-warps\n", tc->label,
+         (long long)tc->n, (long long)tc->boundary, info.index_bits, info.subwarp);
+  check_product(tc->label, "paper kernel", apply_paper1, d, tc->n, 1, dX, dY, Yref[0], Y);
+  for (int i = 0; i < NK; i++) {
+    check_product(tc->label, "ours", cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY, Yref[i], Y);
+    check_product(tc->label, "multi-vector", cis_hyb_cuda_apply_multi, d, tc->n, ks[i], dX, dY,
+                  Yref[i], Y);
+  }
+  /* every sub-warp width on every matrix, whatever the upload picked */
+  for (int w = 4; w <= 32; w *= 2) {
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "ours, %d lanes per row", w);
+    if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
+  }
+  cis_hyb_cuda_destroy(&d);
+}
+
+/* Every Expansion block streamed: half from the host cache, half regenerated. */
+static void check_streamed(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                           double *const *Yref, double *Y) {
+  cis_hyb_cuda *d = NULL;
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_NO_CACHE, 0, &d) != CIS_OK)
+    return fail_err(tc->label);
+  for (int i = 0; i < NK; i++)
+    check_product(tc->label, "ours, all blocks streamed", cis_hyb_cuda_apply, d, tc->n, ks[i],
+                  dX, dY, Yref[i], Y);
+  cis_hyb_cuda_destroy(&d);
+}
+
+static cis_err backend_matvec(cis_backend *be, int k, const double *dX, double *dY) {
+  return be->ops->matvec(be, k, dX, dY);
+}
+
+/* The backend's matvec, unlimited and with a budget that streams part of the Expansion space. */
+static void check_backend_matvec(const test_case *tc, cis_hyb *h, const double *X,
+                                 double *const *Yref) {
+  int64_t n = tc->n, minb = cis_hyb_cuda_min_bytes(h, 0);
+  int64_t budgets[2] = {0, minb + (h->nnz_exp * 12) / 3 + 4096};
+  double *Y = (double *)malloc((size_t)n * KMAX * 8);
+  for (int bi = 0; bi < 2; bi++) {
+    cis_backend *be = NULL;
+    double *dX = NULL, *dY = NULL;
+    char what[160];
+    snprintf(what, sizeof what, "%s: backend matvec, budget %lld", tc->label,
+             (long long)budgets[bi]);
+    if (cis_backend_create_cuda(n, -1, budgets[bi], &be) != CIS_OK ||
+        be->ops->attach(be, h) != CIS_OK || be->ops->alloc(be, n * KMAX, &dX) != CIS_OK ||
+        be->ops->alloc(be, n * KMAX, &dY) != CIS_OK ||
+        be->ops->from_host(be, dX, X, n * KMAX) != CIS_OK) {
+      fail_err(what);
+    } else {
+      for (int i = 0; i < NK; i++) {
+        poison(dY, n * ks[i]);
+        if (backend_matvec(be, ks[i], dX, dY) != CIS_OK ||
+            be->ops->to_host(be, Y, dY, n * ks[i]) != CIS_OK) {
+          fail_err(what);
+          continue;
+        }
+        char w2[200];
+        snprintf(w2, sizeof w2, "%s k=%d", what, ks[i]);
+        check_rel(w2, n * ks[i], Y, Yref[i]);
+      }
+    }
+    if (be) {
+      be->ops->free(be, &dX);
+      be->ops->free(be, &dY);
+    }
+    cis_backend_destroy(&be);
+  }
+  free(Y);
+}
+
+/* A budget one byte short of the resident ELL block must be refused, naming the minimum. */
+static void check_budget_refused(const test_case *tc, cis_hyb *h) {
+  int64_t minb = cis_hyb_cuda_min_bytes(h, 0);
+  cis_backend *be = NULL;
+  char want[64];
+  snprintf(want, sizeof want, "at least %lld bytes", (long long)minb);
+  cis_err e = cis_backend_create_cuda(tc->n, -1, minb - 1, &be);
+  if (e == CIS_OK) e = be->ops->attach(be, h);
+  int ok = e == CIS_ERR_NOMEM && strstr(cis_error_message(), want) != NULL;
+  printf("%-4s %s: budget %lld refused with '%s'\n", ok ? "ok" : "FAIL", tc->label,
+         (long long)(minb - 1), cis_error_message());
+  if (!ok) g_fail++;
+  cis_error_clear();
+  cis_backend_destroy(&be);
+}
+
+static void run_case(const test_case *tc) {
+  csr m;
+  cis_hyb h;
+  regen_ctx ctx = {NULL, 0};
+  int64_t n = tc->n;
+  make_csr(n, tc->avg, tc->dense, &m);
+  if (cis_hyb_from_csr(n, m.rowptr, m.col, m.val, tc->boundary, tc->block_rows, tc->slice, &h) !=
+      CIS_OK) {
+    fail_err(tc->label);
+    csr_free(&m);
+    return;
+  }
+  double *X = (double *)malloc((size_t)n * KMAX * 8), *Y = (double *)malloc((size_t)n * KMAX * 8);
+  double *Yref[NK];
+  double *dX = (double *)dmalloc((size_t)n * KMAX * 8), *dY = (double *)dmalloc((size_t)n * KMAX * 8);
+  for (int64_t i = 0; i < n * KMAX; i++) X[i] = 2.0 * urand() - 1.0;
+  cuda_ok(cudaMemcpy(dX, X, (size_t)n * KMAX * 8, cudaMemcpyHostToDevice), "uploading X");
+  for (int i = 0; i < NK; i++) {
+    Yref[i] = (double *)malloc((size_t)n * ks[i] * 8);
+    if (cis_hyb_apply_cpu(&h, ks[i], X, Yref[i]) != CIS_OK) fail_err(tc->label);
+  }
+  check_resident(tc, &h, dX, dY, Yref, Y);
+  ctx.m = &m;
+  ctx.boundary = tc->boundary;
+  uncache_half(&h, &ctx);
+  check_streamed(tc, &h, dX, dY, Yref, Y);
+  check_backend_matvec(tc, &h, X, Yref);
+  check_budget_refused(tc, &h);
+  for (int i = 0; i < NK; i++) free(Yref[i]);
+  free(X);
+  free(Y);
+  cudaFree(dX);
+  cudaFree(dY);
+  cis_hyb_free(&h);
+  csr_free(&m);
+}
+
+/* ---- dense backend ops ----------------------------------------------------------------------- */
+
+static void check_ops(int64_t n) {
+  const int m = 7, k = 3;
+  cis_backend *be = NULL;
+  double *A = (double *)malloc((size_t)n * m * 8), *B = (double *)malloc((size_t)n * k * 8);
+  double *C = (double *)malloc((size_t)n * k * 8), *R = (double *)malloc((size_t)n * k * 8);
+  double *S = (double *)malloc((size_t)m * k * 8), G[7 * 3], Gref[7 * 3];
+  double *dA = NULL, *dB = NULL, *dC = NULL;
+  for (int64_t i = 0; i < n * m; i++) A[i] = 2.0 * urand() - 1.0;
+  for (int64_t i = 0; i < n * k; i++) B[i] = 2.0 * urand() - 1.0;
+  for (int i = 0; i < m * k; i++) S[i] = 2.0 * urand() - 1.0;
+  if (cis_backend_create_cuda(n, -1, 0, &be) != CIS_OK) return fail_err("backend ops");
+  printf("--   backend: %s\n", be->desc);
+  const cis_backend_ops *o = be->ops;
+  if (o->alloc(be, n * m, &dA) || o->alloc(be, n * k, &dB) || o->alloc(be, n * k, &dC) ||
+      o->from_host(be, dA, A, n * m) || o->from_host(be, dB, B, n * k))
+    return fail_err("backend ops: upload");
+
+  /* G = A^T B */
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < k; j++) {
+      double s = 0.0;
+      for (int64_t r = 0; r < n; r++) s += A[r + i * n] * B[r + j * n];
+      Gref[i + j * m] = s;
+    }
+  if (o->gemm_tn(be, m, k, dA, dB, G)) return fail_err("gemm_tn");
+  check_rel("backend gemm_tn (7 x 3)", m * k, G, Gref);
+
+  /* C = beta C + A S, beta = 0.5, then beta = 0 over NaN */
+  for (int pass = 0; pass < 2; pass++) {
+    double beta = pass == 0 ? 0.5 : 0.0;
+    if (pass == 0) {
+      if (o->from_host(be, dC, B, n * k)) return fail_err("gemm_nn");
+    } else {
+      poison(dC, n * k);
+    }
+    for (int j = 0; j < k; j++)
+      for (int64_t r = 0; r < n; r++) {
+        double s = pass == 0 ? beta * B[r + j * n] : 0.0;
+        for (int i = 0; i < m; i++) s += A[r + i * n] * S[i + j * m];
+        R[r + j * n] = s;
+      }
+    if (o->gemm_nn(be, m, k, dA, S, beta, dC) || o->to_host(be, C, dC, n * k))
+      return fail_err("gemm_nn");
+    check_rel(pass == 0 ? "backend gemm_nn beta 0.5" : "backend gemm_nn beta 0 over NaN", n * k,
+              C, R);
+  }
+
+  /* dot, axpy, scal, copy */
+  double dot = 0.0, dref = 0.0;
+  for (int64_t r = 0; r < n; r++) dref += A[r] * B[r];
+  if (o->dot(be, n, dA, dB, &dot)) return fail_err("dot");
+  check_rel("backend dot", 1, &dot, &dref);
+  for (int64_t r = 0; r < n; r++) R[r] = B[r] - 0.75 * A[r];
+  if (o->copy(be, dC, dB, n) || o->axpy(be, n, -0.75, dA, dC) || o->to_host(be, C, dC, n))
+    return fail_err("axpy");
+  check_rel("backend copy + axpy", n, C, R);
+  for (int64_t r = 0; r < n; r++) R[r] *= 3.0;
+  if (o->scal(be, n, 3.0, dC) || o->to_host(be, C, dC, n)) return fail_err("scal");
+  check_rel("backend scal", n, C, R);
+
+  /* precond: t = r / (d - shift), |d - shift| clamped at floor; some d right at the shift */
+  const double shift = 0.1, floor_ = 1e-3;
+  for (int64_t r = 0; r < n; r++) {
+    if (r % 5 == 0) A[r] = shift + (r % 10 == 0 ? 1e-5 : -1e-5);
+    double den = A[r] - shift;
+    if (fabs(den) < floor_) den = den < 0.0 ? -floor_ : floor_;
+    R[r] = B[r] / den;
+  }
+  if (o->from_host(be, dA, A, n) || o->precond(be, dA, shift, floor_, dB, dC) ||
+      o->to_host(be, C, dC, n))
+    return fail_err("precond");
+  check_rel("backend precond (with clamped denominators)", n, C, R);
+
+  o->free(be, &dA);
+  o->free(be, &dB);
+  o->free(be, &dC);
+  cis_backend_destroy(&be);
+  free(A), free(B), free(C), free(R), free(S);
+}
+
+int main(void) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    printf("SKIPPED: no usable CUDA device (%s)\n",
+           e != cudaSuccess ? cudaGetErrorName(e) : "cudaGetDeviceCount found none");
+    return 77;
+  }
+  cis_backend *probe = NULL;
+  if (cis_backend_create_cuda(1, -1, 0, &probe) != CIS_OK) {
+    printf("SKIPPED: no usable CUDA device (%s)\n", cis_error_message());
+    return 77;
+  }
+  cis_backend_destroy(&probe);
+
+  static const test_case cases[] = {
+      /* label, n, boundary, block rows, mean row length, dense row length, slice */
+      {"mixed", 1500, 200, 211, 40, 1400, 32},
+      {"boundary 0", 1200, 0, 300, 60, 1100, 32},
+      {"boundary n", 900, 900, 100, 50, 880, 16},
+      {"short rows", 3000, 700, 500, 6, 200, 7},
+      {"mid rows", 2500, 400, 0, 12, 900, 32},
+      {"boundary 66000", 70000, 66000, 9000, 40, 3000, 32},
+  };
+  /* CISOLVE_GPU_TEST_SMALL=1 leaves out the large case (for compute-sanitizer runs). */
+  const char *small = getenv("CISOLVE_GPU_TEST_SMALL");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (!(small && *small == '1' && cases[i].n > 10000)) run_case(&cases[i]);
+  check_ops(5000);
+  if (g_fail) {
+    printf("%d check(s) FAILED\n", g_fail);
+    return 1;
+  }
+  printf("all GPU checks passed\n");
+  return 0;
+}
