@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "core/version.h"
 #include "hamiltonian/hmat.h"
+#include "hamiltonian/rdm.h"
 #include "hamiltonian/space.h"
 #include "io/checkpoint.h"
 #include "io/input.h"
@@ -76,6 +77,26 @@ static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
     p->space.kind = o->space_kind;
     p->space.level = o->space_level;
   }
+  return CIS_OK;
+}
+
+/* --spin S: S >= |Ms| and 2S of the parity of the electron count; sets the penalty. */
+static cis_err spin_penalty(const cis_options *o, const cis_problem *p, double *shift,
+                            double *s2) {
+  if (!o->spin_set) return CIS_OK;
+  CIS_CHECK(p->kind == CIS_PROBLEM_INTEGRALS, CIS_ERR_USAGE,
+            "--spin applies only to integral inputs (%s holds an explicit matrix)", o->input);
+  int nelec = p->ints.nalpha + p->ints.nbeta, ms2 = abs(p->ints.nalpha - p->ints.nbeta);
+  CIS_CHECK(o->spin2 >= ms2, CIS_ERR_USAGE,
+            "--spin %g is impossible with Ms = %g: the space has MS2 = %d, so S >= %g "
+            "(use --ms2 to choose another Ms)", 0.5 * o->spin2, 0.5 * ms2, ms2, 0.5 * ms2);
+  CIS_CHECK(o->spin2 % 2 == nelec % 2, CIS_ERR_USAGE,
+            "--spin %g is impossible with %d electrons: S must be %s", 0.5 * o->spin2, nelec,
+            nelec % 2 ? "half-integer (0.5, 1.5, ...)" : "an integer (0, 1, 2, ...)");
+  CIS_CHECK(o->spin2 <= nelec, CIS_ERR_USAGE, "--spin %g exceeds the %d electrons' maximum %g",
+            0.5 * o->spin2, nelec, 0.5 * nelec);
+  *shift = o->spin_shift;
+  *s2 = 0.25 * o->spin2 * (o->spin2 + 2);
   return CIS_OK;
 }
 
@@ -150,6 +171,102 @@ static cis_err result_from_checkpoint(const cis_ckpt *ck, cis_eig_result *res) {
   return CIS_OK;
 }
 
+/* Davidson, or Lanczos when asked (a restart resumes with Davidson: the checkpoint holds Ritz
+ * vectors and their products, which is what Davidson restarts from). */
+static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
+                     const cis_eig_opts *eo, cis_eig_result *res) {
+  if (o->solver == CIS_SOLVER_LANCZOS && !o->restart_set)
+    return cis_lanczos_solve(be, h->hdiag, h->nref, h->hpp, eo, res);
+  if (o->solver == CIS_SOLVER_LANCZOS && !o->quiet)
+    printf("note             a restart resumes with Davidson\n");
+  return cis_davidson_solve(be, h->hdiag, h->nref, h->hpp, eo, res);
+}
+
+/* --check-roots: search outside the converged roots; a missed state is included. */
+static cis_err check_roots(const cis_options *o, cis_backend *be, const cis_hmat *h,
+                           const cis_eig_opts *eo, cis_eig_result *res, cis_analysis *an) {
+  cis_rootcheck rc;
+  if (!res->all_converged) {
+    if (!o->quiet) printf("root check       skipped: not every root converged\n");
+    return CIS_OK;
+  }
+  CIS_CALL(cis_check_roots(be, h->hdiag, h->nref, h->hpp, eo, CIS_DEGEN_TOL, res, &rc));
+  an->check_roots = 1;
+  an->missed = rc.missed;
+  an->check_lowest = rc.lowest + h->ecore;
+  an->check_threshold = rc.threshold;
+  return CIS_OK;
+}
+
+typedef struct {
+  int *spin_ok, *degen;
+  double *rdm1, *noons;
+} analysis_buf;
+
+static void analysis_buf_free(analysis_buf *b) {
+  cis_free(&b->spin_ok);
+  cis_free(&b->degen);
+  cis_free(&b->rdm1);
+  cis_free(&b->noons);
+}
+
+/* The penalty moved each eigenvalue by shift * (<S^2> - S(S+1)), or by its square when
+ * S > |Ms| (hamiltonian/rowgen.h; exact for a root of pure spin): report E without it, and
+ * flag roots whose spin misses the target. */
+static cis_err spin_results(const cis_options *o, const cis_hmat *h, cis_eig_result *res,
+                            const double *s2, cis_analysis *an, analysis_buf *b) {
+  double target = 0.25 * o->spin2 * (o->spin2 + 2);
+  double sz = 0.5 * abs(cis_space_nalpha(h->space) - cis_space_nbeta(h->space));
+  int squared = target > sz * (sz + 1.0) + 1e-9;
+  CIS_CALL(cis_malloc(&b->spin_ok, (size_t)res->nroots, sizeof(int), "spin flags"));
+  for (int j = 0; j < res->nroots; j++) {
+    double a = s2[j] - target;
+    res->evals[j] -= o->spin_shift * (squared ? a * a : a);
+    b->spin_ok[j] = fabs(s2[j] - target) <= CIS_SPIN_TOL;
+  }
+  an->spin_set = 1;
+  an->spin_s2 = target;
+  an->spin_ok = b->spin_ok;
+  return CIS_OK;
+}
+
+/* Roots closer than CIS_DEGEN_TOL to their predecessor share its group (the group's first
+ * root); the spin-corrected energies are sorted only within the solver's order. */
+static cis_err degenerate_groups(const cis_eig_result *res, cis_analysis *an, analysis_buf *b) {
+  CIS_CALL(cis_malloc(&b->degen, (size_t)res->nroots, sizeof(int), "degenerate groups"));
+  for (int j = 0; j < res->nroots; j++)
+    b->degen[j] = j > 0 && fabs(res->evals[j] - res->evals[j - 1]) < CIS_DEGEN_TOL ? b->degen[j - 1]
+                                                                                    : j;
+  an->degen_group = b->degen;
+  return CIS_OK;
+}
+
+static cis_err rdm_results(const cis_hmat *h, const cis_eig_result *res, cis_analysis *an,
+                           analysis_buf *b) {
+  int norb = cis_space_norb(h->space), K = res->nroots;
+  CIS_CALL(cis_malloc(&b->rdm1, (size_t)K * (size_t)norb * (size_t)norb, sizeof(double),
+                      "density matrices"));
+  CIS_CALL(cis_malloc(&b->noons, (size_t)K * (size_t)norb, sizeof(double), "natural occupations"));
+  CIS_CALL(cis_rdm1(h->space, K, res->evecs, b->rdm1));
+  CIS_CALL(cis_natural_occupations(norb, K, b->rdm1, b->noons));
+  an->norb = norb;
+  an->rdm1 = b->rdm1;
+  an->noons = b->noons;
+  return CIS_OK;
+}
+
+static cis_err analyse(const cis_options *o, const cis_hmat *h, cis_eig_result *res,
+                       const double *s2, cis_analysis *an, analysis_buf *b) {
+  if (o->spin_set && s2) CIS_CALL(spin_results(o, h, res, s2, an, b));
+  CIS_CALL(degenerate_groups(res, an, b));
+  if (o->rdm1) {
+    CIS_CHECK(h->space, CIS_ERR_USAGE, "--rdm1 needs an integral input (%s holds a matrix)",
+              o->input);
+    CIS_CALL(rdm_results(h, res, an, b));
+  }
+  return CIS_OK;
+}
+
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
   cis_options opt;
@@ -161,6 +278,10 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_ckpt ck;
   cis_runctl rc;
   double *s2 = NULL;
+  cis_analysis an;
+  analysis_buf abuf;
+  memset(&an, 0, sizeof an);
+  memset(&abuf, 0, sizeof abuf);
   memset(&ck, 0, sizeof ck);
   memset(&rc, 0, sizeof rc);
   memset(&prob, 0, sizeof prob);
@@ -180,8 +301,6 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
   cis_signals_install();
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
-  if (opt.solver == CIS_SOLVER_LANCZOS)
-    CIS_FAIL(CIS_ERR_USAGE, "--solver lanczos is not available in this version; use davidson");
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob));
   rep.opt = &opt;
@@ -190,12 +309,14 @@ static cis_err run(int argc, char **argv, int *exit_code) {
 
   double t0 = cis_wtime();
   cis_hmat_opts hopt = {.mem_budget = opt.mem, .ref_size = opt.ref_size, .nthreads = opt.threads};
+  double spin_shift = 0.0, spin_s2 = 0.0;
+  CIS_TRY(spin_penalty(&opt, &prob, &spin_shift, &spin_s2));
   if (prob.kind == CIS_PROBLEM_INTEGRALS) {
     cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
     CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
     rep.t_space = cis_wtime() - t0;
     t0 = cis_wtime();
-    CIS_TRY(cis_hmat_build_ci(&prob.ints, space, &hopt, &h));
+    CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
   }
@@ -238,7 +359,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.restart_set && ck.converged) {
     CIS_TRY(result_from_checkpoint(&ck, &res));
   } else {
-    err = cis_davidson_solve(be, h->hdiag, h->nref, h->hpp, &eo, &res);
+    err = solve(&opt, be, h, &eo, &res);
     if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
       printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
       printf("checkpoint       %s\n", opt.checkpoint);
@@ -250,6 +371,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
       goto cleanup;
     }
     CIS_TRY(err);
+    if (opt.check_roots) CIS_TRY(check_roots(&opt, be, h, &eo, &res, &an));
     res.matvecs += rc.matvecs_before;
   }
 
@@ -257,10 +379,12 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_malloc(&s2, (size_t)res.nroots, sizeof *s2, "<S^2> values"));
     CIS_TRY(cis_space_s2(space, res.nroots, res.evecs, s2));
   }
+  CIS_TRY(analyse(&opt, h, &res, s2, &an, &abuf));
+  rep.an = &an;
   cis_report_results(&rep, &res, s2);
   cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,
                     .device_desc = be->desc};
-  CIS_TRY(cis_output_write(opt.output, &out));
+  CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
   if (!opt.quiet) printf("results          %s\n", opt.output);
   *exit_code = res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
 
@@ -268,6 +392,7 @@ cleanup:
   cis_runctl_free(&rc);
   cis_ckpt_free(&ck);
   cis_free(&s2);
+  analysis_buf_free(&abuf);
   cis_eig_result_free(&res);
   cis_backend_destroy(&be);
   cis_hmat_destroy(&h);

@@ -28,6 +28,11 @@ typedef struct {
   int max_iter, max_subspace;
   double level_shift;
   cis_solver_kind solver;
+  int spin_set;             /* --spin S given */
+  int spin2;                /* 2S */
+  double spin_shift;        /* --spin-shift, Eh (default 0.5) */
+  int check_roots;          /* --check-roots: search for missed lower states after convergence */
+  int rdm1;                 /* --rdm1: one-particle density matrices and natural occupations */
 
   int space_set;            /* --space given (else the file's, else fci) */
   cis_space_kind space_kind;

@@ -224,6 +224,12 @@ cleanup:
 
 cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
                           const cis_hmat_opts *opts, cis_hmat **out) {
+  return cis_hmat_build_ci_penalty(ints, space, opts, 0.0, 0.0, out);
+}
+
+cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *space,
+                                  const cis_hmat_opts *opts, double spin_shift, double spin_s2,
+                                  cis_hmat **out) {
   cis_err err = CIS_OK;
   hmat_impl *im = NULL;
   double t0 = cis_wtime();
@@ -239,6 +245,7 @@ cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
   h->space = space;
   CIS_TRY(cis_calloc(&im->rg, 1, sizeof *im->rg, "row generator"));
   CIS_TRY(cis_rowgen_init(ints, space, im->rg));
+  cis_rowgen_set_spin(im->rg, spin_shift, spin_s2);
   CIS_TRY(build_ci(h, im->rg, opts));
   if (h->hyb.ncached < h->hyb.nblocks) {
     h->hyb.regen = cis_rowgen_regen;
@@ -247,6 +254,7 @@ cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
   CIS_TRY(make_hpp(h));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
   memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);
+  for (int64_t i = 0; i < h->n; i++) h->hdiag[i] += cis_rowgen_penalty_diag(im->rg, i);
   h->stats.t_build = cis_wtime() - t0;
   *out = h;
   im = NULL;

@@ -47,6 +47,12 @@ typedef struct cis_hmat {
 
 cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
                           const cis_hmat_opts *opts, cis_hmat **out);
+/* The same for H + spin_shift * (S^2 - spin_s2), the spin penalty of --spin
+ * (docs/solvers.md): S^2 is added to the elements as they are generated, so every backend and
+ * every regenerated block applies it. spin_shift 0 gives H. */
+cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *space,
+                                  const cis_hmat_opts *opts, double spin_shift, double spin_s2,
+                                  cis_hmat **out);
 cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat **out);
 void cis_hmat_destroy(cis_hmat **h);
 

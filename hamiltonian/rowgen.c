@@ -1,6 +1,7 @@
 /* Row generation through string link tables (see rowgen.h). */
 #include "hamiltonian/rowgen.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ static int64_t string_singles(const cis_sc *sc, const cis_strlist *l, int64_t I,
         k->v = k->sign * cis_sc_single_same(sc, occ, nel, i, a);
         k->tgt = (int32_t)tgt;
         k->pai = (int32_t)cis_pair(a, i);
-        k->pad = 0;
+        k->from = i;
       }
       n++;
     }
@@ -160,6 +161,12 @@ cis_err cis_rowbuf_init(const cis_rowgen *g, cis_rowbuf *b) {
   CIS_TRY(cis_malloc(&b->col, (size_t)n, sizeof(int32_t), "row columns"));
   CIS_TRY(cis_malloc(&b->out, (size_t)n, sizeof(double), "row values"));
   CIS_TRY(cis_malloc(&b->pkk, 2 * (size_t)g->space->norb + 2, sizeof(int32_t), "pair indices"));
+  if (g->spin_squared) {
+    size_t m = 2 * (size_t)(g->max_flips + 1);
+    CIS_TRY(cis_malloc(&b->fcol, m, sizeof(int64_t), "spin penalty columns"));
+    CIS_TRY(cis_malloc(&b->fval, m, sizeof(double), "spin penalty values"));
+    CIS_TRY(cis_malloc(&b->fw, 2 * (size_t)g->space->nw, sizeof(uint64_t), "spin penalty strings"));
+  }
 cleanup:
   if (err) cis_rowbuf_free(b);
   return err;
@@ -173,6 +180,9 @@ void cis_rowbuf_free(cis_rowbuf *b) {
   cis_free(&b->col);
   cis_free(&b->out);
   cis_free(&b->pkk);
+  cis_free(&b->fcol);
+  cis_free(&b->fval);
+  cis_free(&b->fw);
 }
 
 /* Sort keys by their upper 32 bits (the column): insertion sort for short rows, else LSD
@@ -226,6 +236,90 @@ static inline double cross_sum(const cis_sc *sc, int64_t P, const int32_t *pkk, 
   return v;
 }
 
+/* S^2 = S_- S_+ + Sz + Sz^2 couples two determinants that differ by a spin flip, alpha q->p
+ * with beta p->q: an alpha and a beta single on the same orbital pair but from opposite
+ * orbitals (the same pair from the same orbital is a pair move, which S^2 does not couple).
+ * Its element is -s_alpha s_beta (as in cis_space_s2). */
+static inline double spin_flip(const cis_rowgen *g, const cis_link1 *L, const cis_link1 *M) {
+  if (g->spin_shift == 0.0 || g->spin_squared || L->pai != M->pai || L->from == M->from)
+    return 0.0;
+  return -g->spin_shift * L->sign * M->sign;
+}
+
+/* Row `d` of A = S^2 - spin_s2 inside the space: the diagonal first, then the spin flips
+ * (alpha q->p with beta p->q, element -s_alpha s_beta). w: 2 nwords of scratch. */
+static int64_t s2_row(const cis_rowgen *g, int64_t d, int64_t *col, double *val, uint64_t *w) {
+  const cis_space *s = g->space;
+  int nw = s->nw;
+  const uint64_t *a = cis_strlist_at(&s->astr, s->det_ia[d]);
+  const uint64_t *b = cis_strlist_at(&s->bstr, s->det_ib[d]);
+  double sz = 0.5 * (s->nalpha - s->nbeta);
+  int open_b = 0;
+  for (int x = 0; x < nw; x++) open_b += __builtin_popcountll(b[x] & ~a[x]);
+  col[0] = d;
+  val[0] = sz * (sz + 1.0) + open_b - g->spin_s2;
+  int64_t c = 1;
+  for (int p = 0; p < s->norb; p++) {
+    if (!cis_str_test(b, p) || cis_str_test(a, p)) continue;
+    for (int q = 0; q < s->norb; q++) {
+      if (!cis_str_test(a, q) || cis_str_test(b, q)) continue;
+      memcpy(w, a, sizeof(uint64_t) * (size_t)nw);
+      memcpy(w + nw, b, sizeof(uint64_t) * (size_t)nw);
+      cis_str_clear(w, q);
+      cis_str_set(w, p);
+      cis_str_clear(w + nw, p);
+      cis_str_set(w + nw, q);
+      int64_t j = cis_space_find(s, w, w + nw);
+      if (j < 0) continue;
+      col[c] = j;
+      val[c++] = -cis_str_sign(a, q, p) * cis_str_sign(b, p, q);
+    }
+  }
+  return c;
+}
+
+/* Row `row` of spin_shift * A^2 into r: sum over k of A_row,k A_k,j (duplicates are merged
+ * after sorting). */
+static void row_spin_squared(const cis_rowgen *g, int64_t row, cis_rowbuf *b, row_acc *r) {
+  int64_t m = g->max_flips + 1, *c1 = b->fcol, *c2 = b->fcol + m;
+  double *v1 = b->fval, *v2 = b->fval + m;
+  int64_t n1 = s2_row(g, row, c1, v1, b->fw);
+  for (int64_t x = 0; x < n1; x++) {
+    int64_t n2 = s2_row(g, c1[x], c2, v2, b->fw);
+    for (int64_t y = 0; y < n2; y++) row_push(r, c2[y], g->spin_shift * v1[x] * v2[y]);
+  }
+}
+
+void cis_rowgen_set_spin(cis_rowgen *g, double shift, double s2) {
+  const cis_space *s = g->space;
+  double sz = 0.5 * (s->nalpha - s->nbeta);
+  g->spin_shift = shift;
+  g->spin_s2 = s2;
+  g->spin_squared = shift != 0.0 && s2 > sz * (sz + 1.0) + 1e-9;
+  g->max_flips = (int64_t)s->nalpha * s->nbeta;
+  if (g->spin_squared) g->max_row += (g->max_flips + 1) * (g->max_flips + 1);
+}
+
+double cis_rowgen_penalty_diag(const cis_rowgen *g, int64_t row) {
+  if (g->spin_shift == 0.0) return 0.0;
+  if (g->spin_squared) {
+    cis_rowbuf b;
+    double v = 0.0;
+    if (cis_rowbuf_init(g, &b) != CIS_OK) return NAN; /* caught as a non-finite diagonal */
+    int64_t n1 = s2_row(g, row, b.fcol, b.fval, b.fw);
+    for (int64_t x = 0; x < n1; x++) v += b.fval[x] * b.fval[x];
+    cis_rowbuf_free(&b);
+    return g->spin_shift * v;
+  }
+  const cis_space *s = g->space;
+  const uint64_t *a = cis_strlist_at(&s->astr, s->det_ia[row]);
+  const uint64_t *b = cis_strlist_at(&s->bstr, s->det_ib[row]);
+  int open_b = 0;
+  for (int w = 0; w < s->nw; w++) open_b += __builtin_popcountll(b[w] & ~a[w]);
+  double sz = 0.5 * (s->nalpha - s->nbeta);
+  return g->spin_shift * (sz * (sz + 1.0) + open_b - g->spin_s2);
+}
+
 /* Alpha singles of ia: with beta unchanged, and combined with every beta single. */
 static void row_alpha_singles(const cis_rowgen *g, int32_t ia, int32_t ib, const int32_t *pkb,
                               int nb, row_acc *r) {
@@ -241,11 +335,11 @@ static void row_alpha_singles(const cis_rowgen *g, int32_t ia, int32_t ib, const
       const int32_t *det = s->amaj_det + lo;
       const double *vrow = sc->vpp + (int64_t)L->pai * sc->npair;
       for (const cis_link1 *M = bs; M < be; M++)
-        row_push(r, det[M->tgt], L->sign * M->sign * vrow[M->pai]);
+        row_push(r, det[M->tgt], L->sign * M->sign * vrow[M->pai] + spin_flip(g, L, M));
     } else {
       for (const cis_link1 *M = bs; M < be; M++)
         row_push(r, cis_space_lookup(s, L->tgt, M->tgt),
-                 L->sign * M->sign * cis_sc_v(sc, L->pai, M->pai));
+                 L->sign * M->sign * cis_sc_v(sc, L->pai, M->pai) + spin_flip(g, L, M));
     }
   }
 }
@@ -268,7 +362,7 @@ int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b) {
   int na = occ_pairs(cis_strlist_at(&s->astr, ia), s->nw, pka);
   int nb = occ_pairs(cis_strlist_at(&s->bstr, ib), s->nw, pkb);
   r.key[0] = (uint64_t)row << 32; /* the diagonal, kept even when zero */
-  r.val[0] = s->hdiag[row];
+  r.val[0] = s->hdiag[row] + (g->spin_squared ? 0.0 : cis_rowgen_penalty_diag(g, row));
   r.n = 1;
   row_alpha_singles(g, ia, ib, pkb, nb, &r);
   for (int64_t p = g->lb.s_ptr[ib]; p < g->lb.s_ptr[ib + 1]; p++) {
@@ -281,12 +375,20 @@ int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b) {
       row_push(&r, cis_space_lookup(s, g->la.d[p].tgt, ib), g->la.d[p].v);
   for (int64_t p = g->lb.d_ptr[ib]; p < g->lb.d_ptr[ib + 1]; p++)
     row_push(&r, cis_space_lookup(s, ia, g->lb.d[p].tgt), g->lb.d[p].v);
+  if (g->spin_squared) row_spin_squared(g, row, b, &r);
   const uint64_t *k = sort_keys(b->key, b->tmp, r.n);
+  int64_t m = 0; /* only the squared spin penalty repeats a column: merge */
   for (int64_t t = 0; t < r.n; t++) {
-    b->col[t] = (int32_t)(k[t] >> 32);
-    b->out[t] = r.val[k[t] & 0xffffffffu];
+    int32_t c = (int32_t)(k[t] >> 32);
+    double v = r.val[k[t] & 0xffffffffu];
+    if (m > 0 && b->col[m - 1] == c) {
+      b->out[m - 1] += v;
+    } else {
+      b->col[m] = c;
+      b->out[m++] = v;
+    }
   }
-  return r.n;
+  return m;
 }
 
 cis_err cis_rowgen_regen(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *out) {

@@ -25,7 +25,7 @@ typedef struct {
   int32_t tgt;  /* target string index */
   int32_t pai;  /* cis_pair(a, i) */
   int32_t sign; /* +1 / -1 */
-  int32_t pad;
+  int32_t from; /* i, the orbital emptied (tells a spin flip from a pair move: see rowgen.c) */
 } cis_link1;
 
 typedef struct {
@@ -46,7 +46,21 @@ typedef struct {
   cis_sc sc;
   cis_links la, lb;
   int64_t max_row;        /* bound on the entries of one row */
+  /* Spin penalty: rows of H + spin_shift * A with A = S^2 - spin_s2 when the target is the
+   * lowest spin of the space's Ms (A >= 0 there), else H + spin_shift * A^2 (A is not positive
+   * when S > |Ms|: a lower spin would be favoured). spin_shift 0 = none. cis_rowgen_set_spin. */
+  double spin_shift, spin_s2;
+  int spin_squared;
+  int64_t max_flips;      /* bound on the spin flips of one determinant */
 } cis_rowgen;
+
+/* Choose the penalty (see above) and grow max_row for the squared form's extra entries. */
+void cis_rowgen_set_spin(cis_rowgen *g, double shift, double s2);
+
+/* The penalty's diagonal element for determinant `row`: spin_shift * A_ii, with
+ * S^2_ii = Sz(Sz+1) + (beta electrons in orbitals without an alpha electron); or, squared,
+ * spin_shift * (A_ii^2 + the number of in-space spin flips of `row`). */
+double cis_rowgen_penalty_diag(const cis_rowgen *g, int64_t row);
 
 /* Per-thread scratch for one row. */
 typedef struct {
@@ -56,6 +70,9 @@ typedef struct {
   int32_t *col;        /* the sorted row */
   double *out;
   int32_t *pkk;        /* pair indices (kk) of the occupied orbitals */
+  int64_t *fcol;       /* squared spin penalty: two rows of A (2 x (max_flips + 1)) */
+  double *fval;
+  uint64_t *fw;        /* 2 nwords */
 } cis_rowbuf;
 
 cis_err cis_rowgen_init(const cis_integrals *ints, const cis_space *space, cis_rowgen *g);

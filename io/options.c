@@ -28,6 +28,7 @@ void cis_options_default(cis_options *o) {
   o->mem = -1;
   o->gpu_mem = -1;
   o->checkpoint_interval = 1800;
+  o->spin_shift = 0.5;
 }
 
 typedef enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL } arg_kind;
@@ -46,6 +47,10 @@ static const opt_desc k_opts[] = {
     {"max-subspace", ARG_REQUIRED, "M", "Davidson basis size before collapse (default max(8K,24))"},
     {"level-shift", ARG_REQUIRED, "S", "preconditioner level shift, Eh (default 0)"},
     {"solver", ARG_REQUIRED, "NAME", "davidson (default) or lanczos"},
+    {"spin", ARG_REQUIRED, "S", "target total spin S (0, 0.5, 1, ...) within the chosen Ms (docs/solvers.md)"},
+    {"spin-shift", ARG_REQUIRED, "E", "spin penalty shift for --spin, Eh (default 0.5)"},
+    {"check-roots", ARG_NONE, NULL, "after convergence, search for lower states the solver missed"},
+    {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural occupations per root"},
     {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N", "Reference region size (default automatic, reported)"},
@@ -154,6 +159,18 @@ static cis_err positive(const char *v, const char *what, double *out) {
   return CIS_OK;
 }
 
+/* S as a decimal (0, 0.5, 1, 1.5, ...); kept as the integer 2S. */
+static cis_err parse_spin(const char *v, cis_options *o) {
+  double s;
+  CIS_CALL(cis_parse_double(v, "--spin", &s));
+  double two = 2.0 * s;
+  if (s < 0 || s > 10000 || two != (double)(long)two)
+    CIS_ERROR(CIS_ERR_USAGE, "--spin: '%s' is not a total spin S >= 0 (a multiple of 1/2)", v);
+  o->spin2 = (int)two;
+  o->spin_set = 1;
+  return CIS_OK;
+}
+
 static cis_err copy_path(char *dst, const char *v, const char *what) {
   if (strlen(v) >= 4096) CIS_ERROR(CIS_ERR_USAGE, "%s: path too long", what);
   if (!*v) CIS_ERROR(CIS_ERR_USAGE, "%s: empty path", what);
@@ -187,6 +204,14 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
       o->solver = CIS_SOLVER_LANCZOS;
     else
       CIS_ERROR(CIS_ERR_USAGE, "--solver: unknown solver '%s' (expected davidson or lanczos)", v);
+  } else if (strcmp(name, "spin") == 0) {
+    CIS_CALL(parse_spin(v, o));
+  } else if (strcmp(name, "spin-shift") == 0) {
+    CIS_CALL(positive(v, "--spin-shift", &o->spin_shift));
+  } else if (strcmp(name, "check-roots") == 0) {
+    o->check_roots = 1;
+  } else if (strcmp(name, "rdm1") == 0) {
+    o->rdm1 = 1;
   } else if (strcmp(name, "space") == 0) {
     CIS_CALL(parse_space(v, o));
   } else if (strcmp(name, "ms2") == 0) {

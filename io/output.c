@@ -88,12 +88,71 @@ cleanup:
   return err;
 }
 
-static cis_err write_results(hid_t f, const char *path, const cis_output *o) {
+static cis_err write_int8(hid_t g, const char *path, const char *name, int64_t k,
+                          const int *v) {
+  cis_err err = CIS_OK;
+  int8_t *b = NULL;
+  CIS_TRY(cis_malloc(&b, (size_t)k, sizeof *b, name));
+  for (int64_t j = 0; j < k; j++) b[j] = (int8_t)(v[j] != 0);
+  CIS_TRY(cis_h5_write(g, path, name, H5T_NATIVE_INT8, 1, &k, b));
+cleanup:
+  cis_free(&b);
+  return err;
+}
+
+static cis_err write_3d(hid_t g, const char *path, const char *name, const int64_t *dims,
+                        const double *data) {
+  cis_err err = CIS_OK;
+  hsize_t d[3] = {(hsize_t)dims[0], (hsize_t)dims[1], (hsize_t)dims[2]};
+  hid_t sp = H5Screate_simple(3, d, NULL), ds = -1;
+  if (sp < 0) CIS_FAIL(CIS_ERR_IO, "%s: cannot create a dataspace for %s", path, name);
+  ds = H5Dcreate2(g, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    CIS_FAIL(CIS_ERR_IO, "%s: cannot write dataset %s", path, name);
+cleanup:
+  cis_h5_close(&ds);
+  cis_h5_close(&sp);
+  return err;
+}
+
+/* Spin flags, degenerate groups, density matrices and the root check, when computed. */
+static cis_err results_analysis(hid_t g, const char *path, const cis_output *o,
+                                const cis_analysis *a) {
+  int64_t k = o->res->nroots;
+  if (!a) return CIS_OK;
+  if (a->spin_ok) {
+    CIS_CALL(write_int8(g, path, "spin_ok", k, a->spin_ok));
+    CIS_CALL(cis_h5_attr_double(g, path, "spin_target_s2", a->spin_s2));
+  }
+  if (a->degen_group) {
+    int32_t *d = NULL;
+    CIS_CALL(cis_malloc(&d, (size_t)k, sizeof *d, "degenerate groups"));
+    for (int64_t j = 0; j < k; j++) d[j] = a->degen_group[j];
+    cis_err e = cis_h5_write(g, path, "degenerate_group", H5T_NATIVE_INT32, 1, &k, d);
+    cis_free(&d);
+    CIS_CALL(e);
+  }
+  if (a->rdm1) {
+    int64_t d3[3] = {k, a->norb, a->norb}, d2[2] = {k, a->norb};
+    CIS_CALL(write_3d(g, path, "rdm1", d3, a->rdm1));
+    CIS_CALL(cis_h5_write(g, path, "natural_occupations", H5T_NATIVE_DOUBLE, 2, d2, a->noons));
+  }
+  if (a->check_roots) {
+    CIS_CALL(cis_h5_attr_int(g, path, "check_roots_missed", a->missed));
+    CIS_CALL(cis_h5_attr_double(g, path, "check_roots_lowest", a->check_lowest));
+    CIS_CALL(cis_h5_attr_double(g, path, "check_roots_threshold", a->check_threshold));
+  }
+  return CIS_OK;
+}
+
+static cis_err write_results(hid_t f, const char *path, const cis_output *o,
+                             const cis_analysis *an) {
   cis_err err = CIS_OK;
   const cis_eig_result *r = o->res;
   hid_t g = -1;
   CIS_TRY(cis_h5_group(f, path, "results", &g));
   CIS_TRY(results_arrays(g, path, o));
+  CIS_TRY(results_analysis(g, path, o, an));
   CIS_TRY(cis_h5_attr_int(g, path, "nroots", r->nroots));
   CIS_TRY(cis_h5_attr_int(g, path, "iterations", r->iterations));
   CIS_TRY(cis_h5_attr_int(g, path, "matvecs", r->matvecs));
@@ -190,6 +249,11 @@ static cis_err options_numbers(hid_t g, const char *path, const cis_options *o) 
   CIS_CALL(cis_h5_attr_int(g, path, "threads", o->threads));
   CIS_CALL(cis_h5_attr_int(g, path, "verbose", o->verbose));
   CIS_CALL(cis_h5_attr_int(g, path, "quiet", o->quiet));
+  CIS_CALL(cis_h5_attr_int(g, path, "spin_set", o->spin_set));
+  CIS_CALL(cis_h5_attr_double(g, path, "spin", 0.5 * o->spin2));
+  CIS_CALL(cis_h5_attr_double(g, path, "spin_shift", o->spin_shift));
+  CIS_CALL(cis_h5_attr_int(g, path, "check_roots", o->check_roots));
+  CIS_CALL(cis_h5_attr_int(g, path, "rdm1", o->rdm1));
   return CIS_OK;
 }
 
@@ -216,12 +280,13 @@ cleanup:
   return err;
 }
 
-static cis_err write_all(hid_t f, const char *path, const cis_output *o) {
+static cis_err write_all(hid_t f, const char *path, const cis_output *o,
+                         const cis_analysis *an) {
   CIS_CALL(cis_h5_attr_string(f, path, "format", "cisolve-output"));
   CIS_CALL(cis_h5_attr_int(f, path, "version", 1));
   CIS_CALL(cis_h5_attr_string(f, path, "cisolve_version", o->version ? o->version : ""));
   CIS_CALL(cis_h5_attr_string(f, path, "device", o->device_desc ? o->device_desc : ""));
-  CIS_CALL(write_results(f, path, o));
+  CIS_CALL(write_results(f, path, o, an));
   CIS_CALL(write_problem(f, path, o));
   if (o->h->space) CIS_CALL(write_determinants(f, path, o->h->space));
   if (o->opt) CIS_CALL(write_options(f, path, o->opt));
@@ -229,6 +294,11 @@ static cis_err write_all(hid_t f, const char *path, const cis_output *o) {
 }
 
 cis_err cis_output_write(const char *path, const cis_output *out) {
+  return cis_output_write_analysis(path, out, NULL);
+}
+
+cis_err cis_output_write_analysis(const char *path, const cis_output *out,
+                                  const cis_analysis *an) {
   cis_err err = CIS_OK;
   char tmp[4200];
   hid_t f = -1;
@@ -238,7 +308,7 @@ cis_err cis_output_write(const char *path, const cis_output *out) {
   cis_h5_quiet();
   f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0) CIS_FAIL(CIS_ERR_IO, "cannot create %s (directory missing or not writable?)", tmp);
-  CIS_TRY(write_all(f, tmp, out));
+  CIS_TRY(write_all(f, tmp, out, an));
   if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) CIS_FAIL(CIS_ERR_IO, "cannot flush %s", tmp);
   herr_t st = H5Fclose(f);
   f = -1;

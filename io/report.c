@@ -125,6 +125,45 @@ static void print_leading(const cis_report *r, const double *v) {
   cis_free(&occ);
 }
 
+/* Degenerate groups, the spin target, the root check and natural occupations. */
+static void print_analysis(const cis_report *r, const cis_eig_result *res) {
+  const cis_analysis *an = r->an;
+  int K = res->nroots, nbad = 0;
+  if (an->spin_set) {
+    for (int j = 0; j < K; j++) nbad += an->spin_ok && !an->spin_ok[j];
+    printf("spin             target <S^2> = %.6f (S = %g), penalty shift %g Eh: %s\n",
+           an->spin_s2, r->opt->spin2 * 0.5, r->opt->spin_shift,
+           nbad ? "SOME ROOTS MISS THE TARGET SPIN (flagged; raise --spin-shift)"
+                : "every root has the target spin");
+  }
+  for (int j = 0; an->degen_group && j < K;) {
+    int e = j;
+    while (e + 1 < K && an->degen_group[e + 1] == j) e++;
+    if (e > j)
+      printf("degenerate       roots %d-%d degenerate (%d-fold), |dE| < %.0e Eh\n", j, e,
+             e - j + 1, CIS_DEGEN_TOL);
+    j = e + 1;
+  }
+  if (an->check_roots) {
+    if (an->missed)
+      printf("root check       MISSED ROOT: %d lower state%s found (lowest %.12f Eh, below root "
+             "%d by more than %.0e Eh); included and re-converged\n",
+             an->missed, an->missed > 1 ? "s" : "", an->check_lowest, K - 1, an->check_threshold);
+    else
+      printf("root check       no missed root: the lowest state outside the %d roots found is "
+             "%.12f Eh (threshold %.0e Eh)\n", K, an->check_lowest, an->check_threshold);
+  }
+  for (int j = 0; an->noons && j < K; j++) {
+    double sum = 0.0;
+    printf("natural occupations, root %d:", j);
+    for (int p = 0; p < an->norb; p++) {
+      printf("%s%.6f", p % 8 ? " " : "\n     ", an->noons[j * an->norb + p]);
+      sum += an->noons[j * an->norb + p];
+    }
+    printf("\n     (sum %.8f)\n", sum);
+  }
+}
+
 void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2) {
   const cis_hmat *h = r->h;
   double eref = h->space ? cis_space_hdiag(h->space)[0] + h->ecore : NAN;
@@ -137,13 +176,17 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
          (long long)res->matvecs);
   printf("\n%4s %20s %18s %12s %10s %s\n", "root", "total energy (Eh)", "correlation (Eh)",
          "<S^2>", "|r|", "");
+  const cis_analysis *an = r->an;
   for (int j = 0; j < res->nroots; j++) {
     double e = res->evals[j] + h->ecore;
-    printf("%4d %20.12f %18.12f %12.6f %10.3e %s\n", j, e, e - eref, s2 ? s2[j] : NAN,
-           res->rnorm[j], res->converged[j] ? "" : "not converged");
+    int spin_bad = an && an->spin_ok && !an->spin_ok[j];
+    printf("%4d %20.12f %18.12f %12.6f %10.3e %s%s%s\n", j, e, e - eref, s2 ? s2[j] : NAN,
+           res->rnorm[j], res->converged[j] ? "" : "not converged",
+           spin_bad && !res->converged[j] ? ", " : "", spin_bad ? "SPIN MISMATCH" : "");
   }
   if (h->space)
     printf("(correlation energy relative to the reference determinant, %.12f Eh)\n", eref);
+  if (an) print_analysis(r, res);
   for (int j = 0; j < res->nroots; j++) {
     printf("\n  root %d, leading %s:\n", j, h->space ? "determinants (orbitals 1..norb: 2 a b 0)" : "components");
     print_leading(r, res->evecs + (size_t)j * (size_t)h->n);

@@ -5,6 +5,7 @@
 
 #include "core/options.h"
 #include "hamiltonian/hmat.h"
+#include "io/output.h"
 #include "kernels/backend.h"
 #include "solver/eigs.h"
 
@@ -17,6 +18,7 @@ typedef struct {
   double t_space, t_hmat; /* seconds to build the space and the matrix */
   double t_upload;        /* seconds to attach (upload) the matrix to the backend */
   int last_iter_printed;
+  const cis_analysis *an; /* may be NULL */
 } cis_report;
 
 void cis_report_problem(const cis_report *r);

@@ -38,6 +38,9 @@ typedef struct {
   double *work;           /* host, see dav_alloc */
   double *rP, *tP, *wP;   /* host, nref each */
   double *hostn;          /* host, n: random fallback (allocated when first needed) */
+  double *D, *Dw;         /* deflation: backend n x nd, host scratch nd x maxsub */
+  const double *deflate;  /* host n x nd, borrowed */
+  int nd;
   const double *diag;
   cis_refblock rb;
   double t_ortho;
@@ -67,6 +70,11 @@ static cis_err dav_alloc(dav *s) {
   CIS_CALL(cis_malloc(&s->rP, (size_t)s->nref, sizeof(double), "Reference residual"));
   CIS_CALL(cis_malloc(&s->tP, (size_t)s->nref, sizeof(double), "Reference correction"));
   CIS_CALL(cis_malloc(&s->wP, (size_t)s->nref, sizeof(double), "Reference work"));
+  if (s->nd > 0) {
+    CIS_CALL(o->alloc(s->be, n * s->nd, &s->D));
+    CIS_CALL(o->from_host(s->be, s->D, s->deflate, n * s->nd));
+    CIS_CALL(cis_malloc(&s->Dw, (size_t)s->nd * (size_t)ms, sizeof(double), "deflation work"));
+  }
   for (int i = 0; i < s->K; i++) s->eprev[i] = HUGE_VAL;
   return CIS_OK;
 }
@@ -79,12 +87,25 @@ static void dav_free(dav *s) {
   o->free(s->be, &s->R);
   o->free(s->be, &s->S);
   o->free(s->be, &s->d);
+  o->free(s->be, &s->D);
   double **host[] = {&s->Hs, &s->Y, &s->Yprev, &s->theta, &s->eprev, &s->rnorm,
-                     &s->work, &s->rP, &s->tP, &s->wP, &s->hostn};
+                     &s->work, &s->rP, &s->tP, &s->wP, &s->hostn, &s->Dw};
   for (size_t i = 0; i < sizeof host / sizeof *host; i++) cis_free(host[i]);
   cis_free(&s->conv);
   cis_free(&s->pick);
   cis_refblock_free(&s->rb);
+}
+
+/* W -= D (D^T W), twice, for the nw candidates W: the search stays outside the deflated
+ * vectors. */
+static cis_err dav_deflate(dav *s, double *W, int nw) {
+  if (s->nd == 0 || nw == 0) return CIS_OK;
+  for (int pass = 0; pass < 2; pass++) {
+    CIS_CALL(s->be->ops->gemm_tn(s->be, s->nd, nw, s->D, W, s->Dw));
+    for (int64_t i = 0; i < (int64_t)s->nd * nw; i++) s->Dw[i] = -s->Dw[i];
+    CIS_CALL(s->be->ops->gemm_nn(s->be, s->nd, nw, s->D, s->Dw, 1.0, W));
+  }
+  return CIS_OK;
 }
 
 /* Orthonormalise the nw candidates at V[:, m:], apply H to the survivors and add their rows
@@ -94,6 +115,7 @@ static cis_err dav_expand(dav *s, int nw, int *nkept) {
   int64_t n = s->n;
   int m = s->m, ld = s->maxsub, k;
   double t0 = cis_wtime();
+  CIS_CALL(dav_deflate(s, s->V + m * n, nw));
   CIS_CALL(cis_ortho_append(be, s->V, m, nw, DAV_DROP_TOL, s->work, &k));
   s->t_ortho += cis_wtime() - t0;
   *nkept = k;
@@ -130,6 +152,33 @@ static void lowest_diag(const double *d, int64_t n, int64_t nref, int cnt, int64
     }
     idx[p] = i;
   }
+}
+
+static uint64_t xorshift(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Seeded random values in [-0.5, 0.5) for column j of V. */
+static cis_err dav_random(dav *s, int j) {
+  if (!s->hostn) CIS_CALL(cis_malloc(&s->hostn, (size_t)s->n, sizeof(double), "random vector"));
+  for (int64_t i = 0; i < s->n; i++)
+    s->hostn[i] = (double)(xorshift(&s->rng) >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+  CIS_CALL(s->be->ops->from_host(s->be, s->V + (int64_t)j * s->n, s->hostn, s->n));
+  return CIS_OK;
+}
+
+/* A deflated run looks for what the deflated vectors missed: a guess built from H_PP or the
+ * diagonal would repeat their bias, random vectors have a component along every state. */
+static cis_err dav_guess_random(dav *s) {
+  int nk;
+  for (int j = 0; j < s->K; j++) CIS_CALL(dav_random(s, j));
+  CIS_CALL(dav_expand(s, s->K, &nk));
+  CIS_CHECK(nk == s->K, CIS_ERR_INTERNAL, "random guess: %d of %d vectors are independent", nk,
+            s->K);
+  return CIS_OK;
 }
 
 /* Lowest eigenvectors of H_PP padded with zeros; unit vectors at the lowest remaining
@@ -305,13 +354,6 @@ static cis_err dav_corrections(dav *s, const cis_eig_opts *o, int nnew) {
   return CIS_OK;
 }
 
-static uint64_t xorshift(uint64_t *x) {
-  *x ^= *x << 13;
-  *x ^= *x >> 7;
-  *x ^= *x << 17;
-  return *x;
-}
-
 /* When every correction lay in the span (an exact preconditioner returns the Ritz vector),
  * the residuals, then random vectors, keep the iteration moving. */
 static cis_err dav_fallback(dav *s, int nnew, int *nkept) {
@@ -321,12 +363,7 @@ static cis_err dav_fallback(dav *s, int nnew, int *nkept) {
     CIS_CALL(be->ops->copy(be, s->V + (s->m + a) * n, s->R + s->pick[a] * n, n));
   CIS_CALL(dav_expand(s, nnew, nkept));
   if (*nkept > 0) return CIS_OK;
-  if (!s->hostn) CIS_CALL(cis_malloc(&s->hostn, (size_t)n, sizeof(double), "random vector"));
-  for (int a = 0; a < nnew; a++) {
-    for (int64_t i = 0; i < n; i++)
-      s->hostn[i] = (double)(xorshift(&s->rng) >> 11) * (1.0 / 9007199254740992.0) - 0.5;
-    CIS_CALL(be->ops->from_host(be, s->V + (s->m + a) * n, s->hostn, n));
-  }
+  for (int a = 0; a < nnew; a++) CIS_CALL(dav_random(s, s->m + a));
   CIS_CALL(dav_expand(s, nnew, nkept));
   return CIS_OK;
 }
@@ -353,7 +390,7 @@ static cis_err dav_step(dav *s, const cis_eig_opts *o, int *exact) {
   CIS_CALL(dav_expand(s, nnew, &nk));
   if (nk == 0 && nnew > 0 && s->m < s->n) CIS_CALL(dav_fallback(s, nnew, &nk));
   if (nk > 0) return CIS_OK;
-  CIS_CHECK(s->m == s->n, CIS_ERR_NUMERIC,
+  CIS_CHECK(s->m + s->nd >= s->n, CIS_ERR_NUMERIC,
             "Davidson stalled: no new direction survives orthogonalisation against a basis of "
             "%d vectors (n = %lld)", s->m, (long long)s->n);
   *exact = 1;
@@ -369,10 +406,12 @@ static cis_err dav_setup(dav *s, cis_backend *be, const double *diag, int64_t nr
   s->K = o->nroots;
   s->diag = diag;
   s->rng = 0x9E3779B97F4A7C15ull;
+  s->deflate = o->deflate;
+  s->nd = o->deflate ? o->ndeflate : 0;
   CIS_CHECK(o->nroots >= 1, CIS_ERR_USAGE, "asked for %d roots, expected at least 1", o->nroots);
-  CIS_CHECK(s->n >= o->nroots, CIS_ERR_USAGE,
-            "asked for %d roots but the space has only %lld determinants", o->nroots,
-            (long long)s->n);
+  CIS_CHECK(s->n - s->nd >= o->nroots, CIS_ERR_USAGE,
+            "asked for %d roots but the space has only %lld determinants (%d deflated)",
+            o->nroots, (long long)s->n, s->nd);
   CIS_CHECK(nref >= 0 && nref <= s->n && (nref == 0 || hpp), CIS_ERR_USAGE,
             "Reference region of %lld determinants for a space of %lld (H_PP %s)",
             (long long)nref, (long long)s->n, hpp ? "given" : "missing");
@@ -383,7 +422,7 @@ static cis_err dav_setup(dav *s, cis_backend *be, const double *diag, int64_t nr
     CIS_CHECK(isfinite(diag[i]), CIS_ERR_NUMERIC, "diagonal element %lld is not finite",
               (long long)i);
   /* Room for the K Ritz vectors plus K corrections at least. */
-  s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K), s->n);
+  s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K), s->n - s->nd);
   CIS_CALL(cis_refblock_init(nref, hpp, &s->rb));
   CIS_CALL(dav_alloc(s));
   return CIS_OK;
@@ -411,6 +450,8 @@ static cis_err dav_iterate(dav *s, const cis_eig_opts *o, cis_eig_result *res, i
   *stopped = 0;
   if (o->guess_X && o->guess_HX)
     CIS_CALL(dav_guess_restart(s, o));
+  else if (s->nd > 0)
+    CIS_CALL(dav_guess_random(s));
   else
     CIS_CALL(dav_guess(s));
   for (int it = o->iter_start + 1;; it++) {
@@ -456,5 +497,105 @@ cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, co
 cleanup:
   if (s.be) dav_free(&s);
   if (err != CIS_OK && err != CIS_ERR_INTERRUPTED) cis_eig_result_free(res);
+  return err;
+}
+
+/* ---- missed roots ---------------------------------------------------------------------- */
+
+/* The K lowest Ritz pairs of span(X, Z) for the K roots X of res and the nz host vectors Z
+ * (orthogonal to X), as host vectors X' and H X' (n x K each, allocated here). */
+static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const double *Z, int nz,
+                             double **Xo, double **HXo) {
+  cis_err err = CIS_OK;
+  int K = res->nroots, m = K + nz, kept = 0;
+  int64_t n = be->n;
+  double *W = NULL, *HW = NULL, *Xb = NULL, *G = NULL, *w = NULL;
+  CIS_TRY(be->ops->alloc(be, n * m, &W));
+  CIS_TRY(be->ops->alloc(be, n * m, &HW));
+  CIS_TRY(be->ops->alloc(be, n * K, &Xb));
+  CIS_TRY(cis_malloc(&G, (size_t)(m + 1) * (size_t)m + (size_t)m, sizeof *G, "union work"));
+  w = G + (int64_t)m * m;
+  CIS_TRY(be->ops->from_host(be, W, res->evecs, n * K));
+  CIS_TRY(be->ops->from_host(be, W + n * K, Z, n * nz));
+  CIS_TRY(cis_ortho_append(be, W, K, nz, DAV_DROP_TOL, G, &kept));
+  m = K + kept;
+  CIS_TRY(be->ops->matvec(be, m, W, HW));
+  CIS_TRY(be->ops->gemm_tn(be, m, m, W, HW, G));
+  for (int j = 0; j < m; j++)
+    for (int i = 0; i < j; i++) G[i + j * m] = G[j + i * m] = 0.5 * (G[i + j * m] + G[j + i * m]);
+  lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', m, G, m, w);
+  CIS_CHECK(info == 0, CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on %d x %d", (int)info,
+            m, m);
+  CIS_TRY(cis_malloc(Xo, (size_t)(n * K), sizeof(double), "included roots"));
+  CIS_TRY(cis_malloc(HXo, (size_t)(n * K), sizeof(double), "included products"));
+  CIS_TRY(be->ops->gemm_nn(be, m, K, W, G, 0.0, Xb));
+  CIS_TRY(be->ops->to_host(be, *Xo, Xb, n * K));
+  CIS_TRY(be->ops->gemm_nn(be, m, K, HW, G, 0.0, Xb));
+  CIS_TRY(be->ops->to_host(be, *HXo, Xb, n * K));
+cleanup:
+  be->ops->free(be, &W);
+  be->ops->free(be, &HW);
+  be->ops->free(be, &Xb);
+  cis_free(&G);
+  return err;
+}
+
+/* Re-converge from X0 (and H X0) with the caller's options; res is replaced. */
+static cis_err reconverge(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
+                          const cis_eig_opts *opts, const double *X0, const double *HX0,
+                          cis_eig_result *res) {
+  cis_eig_result r2;
+  cis_eig_opts o = *opts;
+  o.guess_X = X0;
+  o.guess_HX = HX0;
+  o.guess_evals = NULL;
+  o.deflate = NULL;
+  o.ndeflate = 0;
+  o.iter_start = res->iterations;
+  CIS_CALL(cis_davidson_solve(be, diag, nref, hpp, &o, &r2));
+  r2.matvecs += res->matvecs;
+  r2.t_matvec += res->t_matvec;
+  r2.t_ortho += res->t_ortho;
+  cis_eig_result_free(res);
+  *res = r2;
+  return CIS_OK;
+}
+
+cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
+                        const cis_eig_opts *opts, double threshold, cis_eig_result *res,
+                        cis_rootcheck *out) {
+  cis_err err = CIS_OK;
+  int K = res->nroots;
+  int64_t n = be->n, nm0 = be->n_matvec;
+  double *X0 = NULL, *HX0 = NULL;
+  cis_eig_result cr;
+  memset(&cr, 0, sizeof cr);
+  memset(out, 0, sizeof *out);
+  out->threshold = threshold;
+  out->lowest = HUGE_VAL;
+  int nc = (int)CIS_MIN((int64_t)2, n - K);
+  if (nc <= 0) return CIS_OK; /* the K roots span the whole space */
+  /* A loose search: it needs to show a Rayleigh quotient below E_K, not converge. */
+  cis_eig_opts co;
+  cis_eig_opts_default(&co, nc);
+  co.tol_residual = 1e-4;
+  co.tol_energy = 1e-8;
+  co.max_iter = 40;
+  co.level_shift = opts->level_shift;
+  co.deflate = res->evecs;
+  co.ndeflate = K;
+  CIS_TRY(cis_davidson_solve(be, diag, nref, hpp, &co, &cr));
+  out->lowest = cr.evals[0];
+  for (int j = 0; j < nc; j++) out->missed += cr.evals[j] < res->evals[K - 1] - threshold;
+  out->matvecs = be->n_matvec - nm0;
+  if (!out->missed) goto cleanup;
+  CIS_TRY(ritz_of_union(be, res, cr.evecs, out->missed, &X0, &HX0));
+  out->matvecs = be->n_matvec - nm0;
+  CIS_TRY(reconverge(be, diag, nref, hpp, opts, X0, HX0, res));
+  res->matvecs += out->matvecs;
+cleanup:
+  cis_eig_result_free(&cr);
+  cis_free(&X0);
+  cis_free(&HX0);
   return err;
 }

@@ -44,6 +44,11 @@ typedef struct {
    * then the Reference block's eigenvectors). */
   const double *guess_X, *guess_HX, *guess_evals;
   int iter_start;
+  /* Deflation (Davidson): keep the search space orthogonal to these ndeflate orthonormal host
+   * vectors (n x ndeflate), so the solver finds the lowest states of the rest of the space;
+   * the initial guess is then random (seeded). NULL/0: none. */
+  const double *deflate;
+  int ndeflate;
 } cis_eig_opts;
 
 typedef struct {
@@ -66,5 +71,29 @@ void cis_eig_result_free(cis_eig_result *r);
  * Returns CIS_OK also when not converged (res->all_converged == 0). */
 cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
                            const cis_eig_opts *opts, cis_eig_result *res);
+
+/* Lanczos with full reorthogonalisation and thick restart (keeps the nroots lowest Ritz
+ * vectors plus a few more). Same arguments and results as cis_davidson_solve; an iteration is
+ * one restart cycle, convergence is tested after every product. guess_X / deflate are not
+ * used. */
+cis_err cis_lanczos_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
+                          const cis_eig_opts *opts, cis_eig_result *res);
+
+/* The outcome of cis_check_roots. */
+typedef struct {
+  int missed;       /* states found below the highest root by more than the threshold */
+  double lowest;    /* lowest Ritz value found outside the K roots (without ecore) */
+  double threshold; /* Eh */
+  int64_t matvecs;  /* products the search cost */
+} cis_rootcheck;
+
+/* After convergence: a few steps of deflated block Davidson from random vectors orthogonal to
+ * the K roots in res. A Ritz value there below the K-th root by more than `threshold` proves
+ * a missed state (a Rayleigh quotient outside span(X) is below E_K). When one is found, res is
+ * replaced by the K lowest Ritz pairs of span(X, missed) and re-converged with Davidson from
+ * them (res->matvecs then counts the re-run too). */
+cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
+                        const cis_eig_opts *opts, double threshold, cis_eig_result *res,
+                        cis_rootcheck *out);
 
 #endif
