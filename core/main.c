@@ -335,7 +335,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_report_matrix(&rep);
 
   cis_fingerprint fp;
-  cis_fingerprint_make(&prob, h->n, h->nref, opt.nroots, &fp);
+  cis_fingerprint_make(&prob, h->n, h->nref, opt.nroots, opt.spin_set ? opt.spin2 : -1,
+                       opt.spin_shift, &fp);
   if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
 
   cis_eig_opts eo;

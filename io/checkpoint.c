@@ -42,7 +42,7 @@ static uint64_t hash_strings(uint64_t h, const uint64_t *a, const uint64_t *b, i
 }
 
 void cis_fingerprint_make(const cis_problem *p, int64_t ndet, int64_t nref, int nroots,
-                          cis_fingerprint *fp) {
+                          int spin2, double spin_shift, cis_fingerprint *fp) {
   memset(fp, 0, sizeof *fp);
   uint64_t h = CIS_HASH_SEED;
   if (p->kind == CIS_PROBLEM_MATRIX) {
@@ -74,6 +74,8 @@ void cis_fingerprint_make(const cis_problem *p, int64_t ndet, int64_t nref, int 
   fp->ndet = ndet;
   fp->nref = nref;
   fp->nroots = nroots;
+  fp->spin2 = spin2 < 0 ? -1 : spin2;
+  fp->spin_shift = spin2 < 0 ? 0.0 : spin_shift;
 }
 
 cis_err cis_fingerprint_check(const char *path, const cis_fingerprint *f,
@@ -96,6 +98,14 @@ cis_err cis_fingerprint_check(const char *path, const cis_fingerprint *f,
     CIS_ERROR(CIS_ERR_INPUT,
               "checkpoint %s was made with a Reference region of %lld determinants; this run "
               "has %lld (check --ref-size)", path, (long long)f->nref, (long long)r->nref);
+  if (f->spin2 != r->spin2 || f->spin_shift != r->spin_shift) {
+    char a[64], b[64];
+    snprintf(a, sizeof a, f->spin2 < 0 ? "no --spin" : "--spin %g --spin-shift %g", 0.5 * f->spin2,
+             f->spin_shift);
+    snprintf(b, sizeof b, r->spin2 < 0 ? "no --spin" : "--spin %g --spin-shift %g", 0.5 * r->spin2,
+             r->spin_shift);
+    CIS_ERROR(CIS_ERR_INPUT, "checkpoint %s was made with %s; this run has %s", path, a, b);
+  }
   if (f->nroots != r->nroots)
     CIS_ERROR(CIS_ERR_INPUT, "checkpoint %s was made with --nroots %d; this run asks for %d",
               path, f->nroots, r->nroots);
@@ -196,10 +206,12 @@ static uint64_t header_sum(const cis_ckpt *c) {
   uint64_t h = CIS_HASH_SEED;
   h = cis_hash_bytes(h, &fp->integrals, sizeof fp->integrals);
   h = cis_hash_bytes(h, &fp->space, sizeof fp->space);
-  int ints[7] = {fp->nalpha, fp->nbeta, fp->nroots, c->iteration, c->converged, c->k, c->nhist};
+  int ints[8] = {fp->nalpha, fp->nbeta, fp->nroots, c->iteration, c->converged, c->k, c->nhist,
+                 fp->spin2};
   int64_t longs[4] = {fp->ndet, fp->nref, c->matvecs, c->n};
   h = cis_hash_bytes(h, ints, sizeof ints);
   h = cis_hash_bytes(h, longs, sizeof longs);
+  h = cis_hash_bytes(h, &fp->spin_shift, sizeof fp->spin_shift);
   return cis_hash_bytes(h, &c->t_elapsed, sizeof c->t_elapsed);
 }
 
@@ -220,6 +232,8 @@ static cis_err write_body(hid_t f, const cis_ckpt *c, const char *path) {
   CIS_CALL(put_attr(f, "ndet", H5T_NATIVE_INT64, &fp->ndet, path));
   CIS_CALL(put_attr(f, "nref", H5T_NATIVE_INT64, &fp->nref, path));
   CIS_CALL(put_attr(f, "nroots", H5T_NATIVE_INT, &fp->nroots, path));
+  CIS_CALL(put_attr(f, "spin2", H5T_NATIVE_INT, &fp->spin2, path));
+  CIS_CALL(put_attr(f, "spin_shift", H5T_NATIVE_DOUBLE, &fp->spin_shift, path));
   CIS_CALL(put_attr(f, "iteration", H5T_NATIVE_INT, &c->iteration, path));
   CIS_CALL(put_attr(f, "matvecs", H5T_NATIVE_INT64, &c->matvecs, path));
   CIS_CALL(put_attr(f, "converged", H5T_NATIVE_INT, &c->converged, path));
@@ -296,6 +310,8 @@ static cis_err read_body(hid_t f, cis_ckpt *c, const char *path) {
   CIS_CALL(get_attr(f, "ndet", H5T_NATIVE_INT64, &fp->ndet, path));
   CIS_CALL(get_attr(f, "nref", H5T_NATIVE_INT64, &fp->nref, path));
   CIS_CALL(get_attr(f, "nroots", H5T_NATIVE_INT, &fp->nroots, path));
+  CIS_CALL(get_attr(f, "spin2", H5T_NATIVE_INT, &fp->spin2, path));
+  CIS_CALL(get_attr(f, "spin_shift", H5T_NATIVE_DOUBLE, &fp->spin_shift, path));
   CIS_CALL(get_attr(f, "iteration", H5T_NATIVE_INT, &c->iteration, path));
   CIS_CALL(get_attr(f, "matvecs", H5T_NATIVE_INT64, &c->matvecs, path));
   CIS_CALL(get_attr(f, "converged", H5T_NATIVE_INT, &c->converged, path));

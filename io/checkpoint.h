@@ -29,6 +29,8 @@ typedef struct {
   int nalpha, nbeta;
   int64_t ndet, nref;
   int nroots;
+  int spin2;          /* --spin as 2S, or -1 without a spin penalty */
+  double spin_shift;  /* the penalty's shift (0 without) */
 } cis_fingerprint;
 
 typedef struct {
@@ -51,9 +53,10 @@ typedef struct {
 uint64_t cis_hash_bytes(uint64_t h, const void *data, size_t len);
 #define CIS_HASH_SEED 0xcbf29ce484222325ULL
 
-/* The fingerprint of a problem as resolved (after --space / --ms2), with the run's sizes. */
+/* The fingerprint of a problem as resolved (after --space / --ms2), with the run's sizes and
+ * its spin penalty (spin2 < 0: none), which changes the matrix the vectors belong to. */
 void cis_fingerprint_make(const cis_problem *p, int64_t ndet, int64_t nref, int nroots,
-                          cis_fingerprint *fp);
+                          int spin2, double spin_shift, cis_fingerprint *fp);
 /* CIS_OK when equal; else CIS_ERR_INPUT naming what differs (path for the message). */
 cis_err cis_fingerprint_check(const char *path, const cis_fingerprint *file,
                               const cis_fingerprint *run);

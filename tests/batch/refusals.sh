@@ -25,6 +25,7 @@ expect 1 "another problem.*integrals" --restart "$OTHER"
 expect 1 "another determinant space" --restart --space cisd "$INPUT"
 expect 1 "alpha and .* beta electrons" --restart --ms2 2 "$INPUT"
 expect 1 "nroots 1; this run asks for 2" --restart --nroots 2 "$INPUT"
+expect 1 "made with no --spin; this run has --spin 0" --restart --spin 0 "$INPUT"
 expect 1 "cannot open checkpoint" --restart=/nonexistent/ck.h5 "$INPUT"
 # A converged checkpoint: results at once, no iteration lines.
 expect 0 "restart .*converged" --restart "$INPUT"
