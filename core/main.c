@@ -54,6 +54,16 @@ static cis_err default_checkpoint(cis_options *o) {
   return CIS_OK;
 }
 
+/* The default --mem: three quarters of the available host memory (cgroup-aware) less what the
+ * solver's n-length vectors take (Davidson's basis and products, Ritz vectors, residuals, a
+ * checkpoint's copies), so that a dedicated node keeps as much of H as it safely can. */
+static int64_t default_mem_budget(const cis_options *o, int64_t n) {
+  int k = o->nroots, maxsub = o->max_subspace ? o->max_subspace : CIS_MAX(8 * k, 24);
+  int64_t vectors = 2 * (int64_t)maxsub + 8 * (int64_t)k + 4;
+  int64_t b = cis_host_mem_available() / 4 * 3 - vectors * n * (int64_t)sizeof(double);
+  return CIS_MAX((int64_t)0, b);
+}
+
 /* Apply --space and --ms2 to the problem read from the input. */
 static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
   if (p->kind == CIS_PROBLEM_MATRIX) {
@@ -315,9 +325,11 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
     CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
     rep.t_space = cis_wtime() - t0;
+    if (opt.mem < 0) hopt.mem_budget = default_mem_budget(&opt, cis_space_ndet(space));
     t0 = cis_wtime();
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
+    if (opt.mem < 0) hopt.mem_budget = default_mem_budget(&opt, prob.matrix.n);
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
   }
   rep.t_hmat = cis_wtime() - t0;

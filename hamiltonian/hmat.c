@@ -98,7 +98,9 @@ static cis_err count_rows(const cis_rowgen *g, int nt, int32_t *ell_len, int32_t
 #pragma omp for schedule(dynamic, 64)
     for (int64_t r = 0; r < n; r++) {
       if (!ok) continue;
-      int64_t len = cis_rowgen_row(g, r, &b), s = cis_row_split(b.col, len, nref);
+      /* Counting needs no order: skip the sort here, the fill pass sorts. */
+      int64_t len = cis_rowgen_row(g, r, 0, &b), s = 0;
+      for (int64_t t = 0; t < len; t++) s += b.col[t] < nref;
       ell_len[r] = (int32_t)s;
       exp_len[r] = (int32_t)(len - s);
       total += len;
@@ -180,7 +182,7 @@ static cis_err fill_rows(cis_hmat *h, const cis_rowgen *g, int nt, int64_t *gene
 #pragma omp for schedule(dynamic, 64)
     for (int64_t r = 0; r < n; r++) {
       if (!ok) continue;
-      int64_t len = cis_rowgen_row(g, r, &b), s = e->row_len[r];
+      int64_t len = cis_rowgen_row(g, r, 1, &b), s = e->row_len[r];
       int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
       memcpy(e->col + q0, b.col, sizeof(int32_t) * (size_t)s);
       memcpy(e->val + q0, b.out, sizeof(double) * (size_t)s);
@@ -430,6 +432,30 @@ static cis_err append_row(cis_csr *o, int64_t *cap, const int32_t *c, const doub
   return CIS_OK;
 }
 
+typedef struct {
+  int32_t col;
+  double val;
+} row_entry;
+
+static int by_col(const void *a, const void *b) {
+  int32_t x = ((const row_entry *)a)->col, y = ((const row_entry *)b)->col;
+  return (x > y) - (x < y);
+}
+
+/* Regenerated rows come in generation order (the product needs no more); sort one for export. */
+static cis_err sort_row(int32_t *col, double *val, int64_t len) {
+  int sorted = 1;
+  for (int64_t t = 1; t < len && sorted; t++) sorted = col[t - 1] <= col[t];
+  if (sorted) return CIS_OK;
+  row_entry *tmp = NULL;
+  CIS_CALL(cis_malloc(&tmp, (size_t)len, sizeof *tmp, "row sort"));
+  for (int64_t t = 0; t < len; t++) tmp[t] = (row_entry){col[t], val[t]};
+  qsort(tmp, (size_t)len, sizeof *tmp, by_col);
+  for (int64_t t = 0; t < len; t++) col[t] = tmp[t].col, val[t] = tmp[t].val;
+  cis_free(&tmp);
+  return CIS_OK;
+}
+
 cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
   cis_err err = CIS_OK;
   const cis_hyb *hy = &h->hyb;
@@ -453,6 +479,7 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
       CIS_TRY(append_row(out, &cap, e->col + q0, e->val + q0, e->row_len[r]));
       int64_t p0 = blk->rowptr[l], p1 = blk->rowptr[l + 1];
       CIS_TRY(append_row(out, &cap, blk->col + p0, blk->val + p0, p1 - p0));
+      CIS_TRY(sort_row(out->col + out->nnz - (p1 - p0), out->val + out->nnz - (p1 - p0), p1 - p0));
       out->rowptr[r + 1] = out->nnz;
     }
   }

@@ -354,7 +354,7 @@ static int occ_pairs(const uint64_t *str, int nw, int32_t *pkk) {
   return n;
 }
 
-int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b) {
+int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, int sorted, cis_rowbuf *b) {
   const cis_space *s = g->space;
   int32_t ia = s->det_ia[row], ib = s->det_ib[row];
   row_acc r = {b->key, b->val, 0};
@@ -376,6 +376,13 @@ int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b) {
   for (int64_t p = g->lb.d_ptr[ib]; p < g->lb.d_ptr[ib + 1]; p++)
     row_push(&r, cis_space_lookup(s, ia, g->lb.d[p].tgt), g->lb.d[p].v);
   if (g->spin_squared) row_spin_squared(g, row, b, &r);
+  if (!sorted && !g->spin_squared) { /* every column appears once: no merge needed */
+    for (int64_t t = 0; t < r.n; t++) {
+      b->col[t] = (int32_t)(r.key[t] >> 32);
+      b->out[t] = r.val[t];
+    }
+    return r.n;
+  }
   const uint64_t *k = sort_keys(b->key, b->tmp, r.n);
   int64_t m = 0; /* only the squared spin penalty repeats a column: merge */
   for (int64_t t = 0; t < r.n; t++) {
@@ -400,13 +407,15 @@ cis_err cis_rowgen_regen(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *
   CIS_TRY(cis_csr_block_reserve(out, nrows, CIS_MAX(out->cap, 16 * nrows)));
   out->rowptr[0] = 0;
   for (int64_t l = 0; l < nrows; l++) {
-    int64_t len = cis_rowgen_row(g, row0 + l, &b);
-    int64_t s = cis_row_split(b.col, len, nref), m = len - s;
-    if (nnz + m > out->cap)
-      CIS_TRY(cis_csr_block_reserve(out, nrows, CIS_MAX(2 * out->cap, nnz + m)));
-    memcpy(out->col + nnz, b.col + s, sizeof(int32_t) * (size_t)m);
-    memcpy(out->val + nnz, b.out + s, sizeof(double) * (size_t)m);
-    nnz += m;
+    /* The product does not need sorted rows: keep the Expansion columns as they come. */
+    int64_t len = cis_rowgen_row(g, row0 + l, 0, &b);
+    if (nnz + len > out->cap)
+      CIS_TRY(cis_csr_block_reserve(out, nrows, CIS_MAX(2 * out->cap, nnz + len)));
+    for (int64_t t = 0; t < len; t++) {
+      out->col[nnz] = b.col[t];
+      out->val[nnz] = b.out[t];
+      nnz += b.col[t] >= nref;
+    }
     out->rowptr[l + 1] = nnz;
   }
   out->row0 = row0;

@@ -80,10 +80,12 @@ void cis_rowgen_free(cis_rowgen *g);
 cis_err cis_rowbuf_init(const cis_rowgen *g, cis_rowbuf *b);
 void cis_rowbuf_free(cis_rowbuf *b);
 
-/* Row `row` (our order) into b->col / b->out, sorted by column, |H_ij| > CIS_ROWGEN_DROP
- * (the diagonal always kept); returns the entry count. */
+/* Row `row` (our order) into b->col / b->out, |H_ij| > CIS_ROWGEN_DROP (the diagonal always
+ * kept); returns the entry count. With `sorted` the row is sorted by column; without, it comes
+ * in generation order (each column once all the same), which is all a product needs and saves
+ * the sort. */
 #define CIS_ROWGEN_DROP 1e-14
-int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, cis_rowbuf *b);
+int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, int sorted, cis_rowbuf *b);
 
 /* First position in the sorted row whose column is >= boundary. */
 static inline int64_t cis_row_split(const int32_t *col, int64_t len, int64_t boundary) {

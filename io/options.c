@@ -55,7 +55,7 @@ static const opt_desc k_opts[] = {
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N", "Reference region size (default automatic, reported)"},
     {"device", ARG_REQUIRED, "DEV", "auto (default), cpu, gpu or gpu:N"},
-    {"mem", ARG_REQUIRED, "SIZE", "host memory for cached Hamiltonian blocks, e.g. 4G (default: half of free RAM)"},
+    {"mem", ARG_REQUIRED, "SIZE", "host memory for cached Hamiltonian blocks, e.g. 4G (default: 3/4 of free RAM less the solver vectors)"},
     {"gpu-mem", ARG_REQUIRED, "SIZE", "GPU memory budget for the matrix (default: most of the free memory)"},
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
     {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT with extension .out.h5)"},
