@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "io/io_private.h"
 
 #define CKPT_FORMAT "cisolve-checkpoint"
 #define CKPT_VERSION 1
@@ -257,8 +258,7 @@ static cis_err write_body(hid_t f, const cis_ckpt *c, const char *path) {
 
 cis_err cis_ckpt_write(const char *path, const cis_ckpt *c) {
   char tmp[4200];
-  CIS_CHECK(snprintf(tmp, sizeof tmp, "%s.tmp", path) < (int)sizeof tmp, CIS_ERR_IO,
-            "checkpoint path too long: %s", path);
+  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   CIS_CHECK(f >= 0, CIS_ERR_IO, "cannot create checkpoint %s (directory missing or not writable?)",

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/io_private.h"
@@ -85,6 +86,11 @@ cis_err cis_io_electrons(const char *path, const char *where, int norb, long nel
 }
 
 cis_err cis_io_tmp_name(const char *path, char *buf, size_t len) {
+  /* The temporary file is renamed over PATH: never do that to a device, a pipe or a folder. */
+  struct stat st;
+  CIS_CHECK(stat(path, &st) != 0 || S_ISREG(st.st_mode), CIS_ERR_USAGE,
+            "%s exists and is not a regular file: cisolve writes its files under a temporary "
+            "name and renames them, which would replace it (give another path)", path);
   int k = snprintf(buf, len, "%s.tmp", path);
   CIS_CHECK(k > 0 && (size_t)k < len, CIS_ERR_IO, "output path too long: %s", path);
   return CIS_OK;

@@ -320,3 +320,9 @@ cleanup:
   if (err != CIS_OK) remove(tmp);
   return err;
 }
+
+cis_err cis_output_check_path(const char *path) {
+  char tmp[4200];
+  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
+  return CIS_OK;
+}

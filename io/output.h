@@ -41,6 +41,10 @@ typedef struct {
  * ecore, space); cis_output_write_analysis adds /results/degenerate_group, spin_ok, rdm1, natural_occupations and
  * root-check attributes (docs/output-format.md). */
 cis_err cis_output_write(const char *path, const cis_output *out);
+
+/* Fail early (CIS_ERR_USAGE) when PATH exists and is not a regular file: every writer renames a
+ * temporary file over its target, which must never replace a device, a pipe or a folder. */
+cis_err cis_output_check_path(const char *path);
 /* The same, with the analysis `an` (may be NULL). */
 cis_err cis_output_write_analysis(const char *path, const cis_output *out,
                                   const cis_analysis *an);
