@@ -1,10 +1,19 @@
 /* spmv_bench: our hybrid ELL+CSR kernels against the 2018 paper's kernel, cuSPARSE CSR SpMV
- * (ALG1, ALG2) and a device-to-device copy, on the paper's synthetic CI matrix, in one run.
+ * (ALG1, ALG2) and a device-to-device copy, on the paper's synthetic CI matrix or on the CI
+ * Hamiltonian of an FCIDUMP, in one run.
  *
- * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--reps N]
- *                   [--seed S] [--commit HASH] [--md FILE]
+ * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--seed S]
+ *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1]]
+ *                   [--reps N] [--commit HASH] [--md FILE]
  * Defaults: the paper's matrix (32,768 rows, Reference region 3,276 columns with 655 nonzeros
- * per row, ~1% density elsewhere = 295 per row).
+ * per row, ~1% density elsewhere = 295 per row). With --fcidump: the Hamiltonian that cisolve
+ * builds (cis_space_build + cis_hmat_build_ci, every Expansion block cached) of the FCI space
+ * (--level 0, the default) or of all determinants within L excitations of the reference
+ * (--level 3 = CISDT), Reference region automatic unless --ref-size. A CI matrix is also
+ * applied as its upper triangle alone (the transpose by atomics), and with --stream 1 with no
+ * Expansion block resident (streamed from the host cache, then regenerated), timed by parts.
+ * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
+ * row offsets past 2^31 nonzeros).
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed (a memset twice its size) and with x and y rotated among 4 buffers.
@@ -17,12 +26,17 @@
 #include <string.h>
 #include <time.h>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <vector>
 
 extern "C" {
 #include "bench/synth.h"
 #include "core/util.h"
+#include "hamiltonian/hmat.h"
+#include "hamiltonian/space.h"
+#include "io/input.h"
 }
 #include "kernels/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
@@ -54,12 +68,18 @@ typedef struct {
   synth_params p;
   int reps;
   const char *commit, *md;
+  const char *fcidump; /* NULL: the synthetic matrix */
+  int level;           /* 0: FCI; else truncated CI of that excitation level */
+  int64_t ref_size;    /* 0: automatic */
+  int stream;          /* CI matrices: also time streamed products (--stream 1) */
 } bench_args;
 
 static void usage_exit(const char *why) {
   fprintf(stderr,
           "spmv_bench: %s\nusage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] "
-          "[--exp-nnz E] [--reps N] [--seed S] [--commit HASH] [--md FILE]\n",
+          "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1]] "
+          "[--reps N] "
+          "[--commit HASH] [--md FILE]\n",
           why);
   exit(1);
 }
@@ -73,6 +93,10 @@ static void parse(int argc, char **argv, bench_args *a) {
   a->reps = 50;
   a->commit = "unknown";
   a->md = NULL;
+  a->fcidump = NULL;
+  a->level = 0;
+  a->ref_size = 0;
+  a->stream = 0;
   for (int i = 1; i < argc; i++) {
     if (i + 1 >= argc) usage_exit("an option lacks its value");
     const char *o = argv[i], *v = argv[++i];
@@ -85,6 +109,10 @@ static void parse(int argc, char **argv, bench_args *a) {
       a->md = v;
       continue;
     }
+    if (strcmp(o, "--fcidump") == 0) {
+      a->fcidump = v;
+      continue;
+    }
     die_on(cis_parse_int(v, o, &x));
     if (strcmp(o, "--rows") == 0) a->p.n = x;
     else if (strcmp(o, "--ref-cols") == 0) a->p.ref_cols = x;
@@ -92,6 +120,9 @@ static void parse(int argc, char **argv, bench_args *a) {
     else if (strcmp(o, "--exp-nnz") == 0) a->p.exp_nnz = (int)x;
     else if (strcmp(o, "--reps") == 0) a->reps = (int)x;
     else if (strcmp(o, "--seed") == 0) a->p.seed = (uint64_t)x;
+    else if (strcmp(o, "--level") == 0) a->level = (int)x;
+    else if (strcmp(o, "--ref-size") == 0) a->ref_size = x;
+    else if (strcmp(o, "--stream") == 0) a->stream = (int)x;
     else usage_exit("unknown option");
   }
   if (a->reps < 3) usage_exit("--reps must be at least 3");
@@ -170,8 +201,271 @@ static void print_table(FILE *f, const std::vector<row> &rows, double copy_gbs, 
 
 typedef struct {
   int64_t n, nnz, nnz_ref, max_row;
+  int rp64, col64; /* cuSPARSE's index widths */
   double csr_bytes, ell_bytes, paper_bytes, ours_bytes; /* memory of each format */
 } formats;
+
+/* The matrix under test: a hybrid matrix (synthetic, or a CI Hamiltonian built by cisolve). */
+typedef struct {
+  cis_hyb syn;       /* the synthetic matrix */
+  cis_problem prob;  /* the CI matrix's integrals, */
+  cis_space *space;  /* its determinant space */
+  cis_hmat *hm;      /* and its matrix */
+  const cis_hyb *h;  /* the one in use */
+  char title[512];
+} bench_matrix;
+
+static void matrix_synthetic(const bench_args *a, bench_matrix *bm) {
+  synth_csr m;
+  die_on(synth_build_csr(&a->p, &m));
+  die_on(synth_build_hyb(&m, a->p.ref_cols, &bm->syn));
+  synth_csr_free(&m);
+  bm->h = &bm->syn;
+  snprintf(bm->title, sizeof bm->title,
+           "%lld rows, Reference %lld columns x %d per row, ~%d elsewhere", (long long)a->p.n,
+           (long long)a->p.ref_cols, a->p.ref_nnz, a->p.exp_nnz);
+}
+
+static void matrix_ci(const bench_args *a, bench_matrix *bm) {
+  cis_problem &prob = bm->prob;
+  die_on(cis_input_read(a->fcidump, &prob));
+  if (prob.kind != CIS_PROBLEM_INTEGRALS) usage_exit("--fcidump: the file holds no integrals");
+  prob.space.kind = a->level > 0 ? CIS_SPACE_TRUNCATED : CIS_SPACE_FCI;
+  prob.space.level = a->level;
+  cis_space_opts so = {a->ref_size, 0};
+  die_on(cis_space_build(&prob.ints, &prob.space, &so, &bm->space));
+  cis_hmat_opts ho = {(int64_t)1 << 60, 0, 0, 0}; /* cache every block */
+  die_on(cis_hmat_build_ci(&prob.ints, bm->space, &ho, &bm->hm));
+  bm->h = &bm->hm->hyb;
+  const char *base = strrchr(a->fcidump, '/');
+  char space[32];
+  if (a->level > 0)
+    snprintf(space, sizeof space, "CI up to %d-fold excitations", a->level);
+  else
+    snprintf(space, sizeof space, "FCI");
+  snprintf(bm->title, sizeof bm->title, "%s, %s: %lld determinants, Reference region %lld",
+           base ? base + 1 : a->fcidump, space, (long long)bm->h->n,
+           (long long)bm->h->ell.boundary);
+}
+
+static void matrix_free(bench_matrix *bm) {
+  if (bm->hm) {
+    cis_hmat_destroy(&bm->hm);
+    cis_space_destroy(&bm->space);
+    cis_problem_free(&bm->prob);
+  } else {
+    cis_hyb_free(&bm->syn);
+  }
+}
+
+/* Row offsets of the whole matrix (ELL part then Expansion part of each row). */
+static void csr_offsets(const cis_hyb *h, std::vector<int64_t> &rp, int64_t *max_row) {
+  rp.assign((size_t)h->n + 1, 0);
+  *max_row = 0;
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = &h->blocks[b];
+    if (!cis_csr_block_cached(blk)) usage_exit("the benchmark needs every block cached");
+    for (int64_t l = 0; l < blk->nrows; l++) {
+      int64_t r = blk->row0 + l, len = h->ell.row_len[r] + blk->rowptr[l + 1] - blk->rowptr[l];
+      rp[(size_t)r + 1] = rp[(size_t)r] + len;
+      *max_row = std::max(*max_row, len);
+    }
+  }
+}
+
+/* Row r's entries (ELL part, then Expansion part) into col/val; returns their count. */
+static int64_t csr_row(const cis_hyb *h, int64_t r, int32_t *col, double *val) {
+  const cis_ell *e = &h->ell;
+  int64_t q = 0, s = r / e->slice;
+  int64_t base = e->slice_ptr[s] + (r % e->slice) * e->slice_width[s];
+  for (int32_t t = 0; t < e->row_len[r]; t++, q++) {
+    col[q] = e->col[base + t];
+    val[q] = e->val[base + t];
+  }
+  const cis_csr_block *blk = &h->blocks[r / h->block_rows];
+  for (int64_t p = blk->rowptr[r - blk->row0]; p < blk->rowptr[r - blk->row0 + 1]; p++, q++) {
+    col[q] = blk->col[p];
+    val[q] = blk->val[p];
+  }
+  return q;
+}
+
+/* Rows [r0, r1) as CSR entries into col/val (offsets relative to rp[r0]). */
+static void csr_pack(const cis_hyb *h, const int64_t *rp, int64_t r0, int64_t r1, int32_t *col,
+                     double *val) {
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t r = r0; r < r1; r++) csr_row(h, r, col + (rp[r] - rp[r0]), val + (rp[r] - rp[r0]));
+}
+
+__global__ void widen_kernel(const int32_t *in, int64_t *out, int64_t n) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    out[i] = in[i];
+}
+
+/* The whole matrix as one CSR on the device, for cuSPARSE: 32-bit offsets and columns up to
+ * 2^31 nonzeros, else 64-bit offsets (columns 32-bit where cuSPARSE takes the mix). */
+typedef struct {
+  int64_t n, nnz, max_row;
+  int rp64, col64;
+  void *rowptr, *col;
+  double *val;
+} dev_csr;
+
+static void csr_upload(const cis_hyb *h, dev_csr *c) {
+  std::vector<int64_t> rp;
+  csr_offsets(h, rp, &c->max_row);
+  c->n = h->n;
+  c->nnz = rp[(size_t)h->n];
+  c->rp64 = c->nnz > INT32_MAX;
+  c->col64 = 0;
+  if (c->rp64) {
+    CK(cudaMalloc(&c->rowptr, rp.size() * 8));
+    CK(cudaMemcpy(c->rowptr, rp.data(), rp.size() * 8, cudaMemcpyHostToDevice));
+  } else {
+    std::vector<int32_t> rp32(rp.begin(), rp.end());
+    CK(cudaMalloc(&c->rowptr, rp32.size() * 4));
+    CK(cudaMemcpy(c->rowptr, rp32.data(), rp32.size() * 4, cudaMemcpyHostToDevice));
+  }
+  CK(cudaMalloc(&c->col, (size_t)c->nnz * 4 + 16));
+  CK(cudaMalloc((void **)&c->val, (size_t)c->nnz * 8 + 16));
+  const int64_t chunk = std::max((int64_t)1 << 25, c->max_row);
+  char *stage = NULL;
+  CK(cudaMallocHost((void **)&stage, (size_t)chunk * 12));
+  int32_t *col = (int32_t *)stage;
+  double *val = (double *)(stage + (size_t)chunk * 4);
+  for (int64_t r0 = 0; r0 < h->n;) {
+    int64_t r1 = r0 + 1;
+    while (r1 < h->n && rp[(size_t)r1 + 1] - rp[(size_t)r0] <= chunk) r1++;
+    int64_t m = rp[(size_t)r1] - rp[(size_t)r0];
+    csr_pack(h, rp.data(), r0, r1, col, val);
+    CK(cudaMemcpy((int32_t *)c->col + rp[(size_t)r0], col, (size_t)m * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(c->val + rp[(size_t)r0], val, (size_t)m * 8, cudaMemcpyHostToDevice));
+    r0 = r1;
+  }
+  CK(cudaFreeHost(stage));
+}
+
+/* cuSPARSE refused 64-bit offsets with 32-bit columns: widen the columns on the device. */
+static void csr_widen(dev_csr *c) {
+  int64_t *c64 = NULL;
+  CK(cudaMalloc((void **)&c64, (size_t)c->nnz * 8 + 16));
+  widen_kernel<<<4096, 256>>>((const int32_t *)c->col, c64, c->nnz);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  CK(cudaFree(c->col));
+  c->col = c64;
+  c->col64 = 1;
+}
+
+/* ---- the symmetric half (an experiment: half the matrix bytes, atomics for the transpose) ---- */
+
+/* Upper triangle (columns >= row) of a symmetric hybrid matrix as CSR on the device. */
+typedef struct {
+  int64_t n, nnz;
+  int64_t *rowptr;
+  int32_t *col;
+  double *val;
+} upper_csr;
+
+static void upper_upload(const cis_hyb *h, upper_csr *u) {
+  std::vector<int64_t> full, rp((size_t)h->n + 1, 0);
+  int64_t max_row = 0;
+  csr_offsets(h, full, &max_row);
+  std::vector<int32_t> col((size_t)max_row);
+  std::vector<double> val((size_t)max_row);
+  /* rows are short: pack each row whole, keep its upper part */
+  std::vector<int32_t> ucol;
+  std::vector<double> uval;
+  ucol.reserve((size_t)(full[(size_t)h->n] / 2 + h->n));
+  uval.reserve(ucol.capacity());
+  for (int64_t r = 0; r < h->n; r++) {
+    int64_t len = csr_row(h, r, col.data(), val.data());
+    for (int64_t q = 0; q < len; q++)
+      if (col[(size_t)q] >= r) {
+        ucol.push_back(col[(size_t)q]);
+        uval.push_back(val[(size_t)q]);
+      }
+    rp[(size_t)r + 1] = (int64_t)ucol.size();
+  }
+  u->n = h->n;
+  u->nnz = (int64_t)ucol.size();
+  CK(cudaMalloc((void **)&u->rowptr, rp.size() * 8));
+  CK(cudaMalloc((void **)&u->col, ucol.size() * 4 + 16));
+  CK(cudaMalloc((void **)&u->val, uval.size() * 8 + 16));
+  CK(cudaMemcpy(u->rowptr, rp.data(), rp.size() * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(u->col, ucol.data(), ucol.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(u->val, uval.data(), uval.size() * 8, cudaMemcpyHostToDevice));
+}
+
+/* y += U x + U^T x - diag(U) x, y zeroed before: W lanes per row, the row's own sum reduced
+ * and added once, the transpose scattered with atomicAdd (y stays in L2). */
+template <int W>
+__global__ void upper_kernel(upper_csr u, const double *__restrict__ x, double *y) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, row = t / W;
+  int lane = (int)(t % W);
+  int64_t p0 = 0, p1 = 0;
+  double xi = 0.0, acc = 0.0;
+  if (row < u.n) {
+    p0 = u.rowptr[row];
+    p1 = u.rowptr[row + 1];
+    xi = x[row];
+  }
+  for (int64_t p = p0 + lane; p < p1; p += W) {
+    int32_t j = __ldcs(u.col + p);
+    double v = __ldcs(u.val + p);
+    acc += v * __ldg(x + j);
+    if (j != row) atomicAdd(y + j, v * xi);
+  }
+#pragma unroll
+  for (int off = W / 2; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off, W);
+  if (lane == 0 && row < u.n) atomicAdd(y + row, acc);
+}
+
+static void upper_apply(const upper_csr *u, cudaStream_t s, const double *x, double *y) {
+  CK(cudaMemsetAsync(y, 0, (size_t)u->n * 8, s));
+  const int W = 16, threads = 256;
+  unsigned g = (unsigned)((u->n * W + threads - 1) / threads);
+  upper_kernel<W><<<g, threads, 0, s>>>(*u, x, y);
+  CK(cudaGetLastError());
+}
+
+static void upper_free(upper_csr *u) {
+  cudaFree(u->rowptr);
+  cudaFree(u->col);
+  cudaFree(u->val);
+}
+
+/* ---- streamed products: where the time goes when the Expansion space is not resident ------- */
+
+/* Products of `h` with every Expansion block streamed (from the host cache, or regenerated when
+ * h caches none), timed by the library (cis_hyb_cuda_get_times). */
+static void streamed_report(const char *what, const cis_hyb *h, cudaStream_t s, const double *x,
+                            double *y, const double *yref, FILE *md) {
+  cis_hyb_cuda *d = NULL;
+  cis_hyb_cuda_info in;
+  cis_hyb_cuda_times t0, t1;
+  die_on(cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_NO_CACHE, s, &d));
+  cis_hyb_cuda_set_timing(d, 1);
+  die_on(cis_hyb_cuda_apply(d, 1, x, y)); /* warm-up: buffers grow to the largest batch */
+  cis_hyb_cuda_get_times(d, &t0);
+  const int reps = 3;
+  for (int r = 0; r < reps; r++) die_on(cis_hyb_cuda_apply(d, 1, x, y));
+  cis_hyb_cuda_get_times(d, &t1);
+  cis_hyb_cuda_get_info(d, &in);
+  double err = device_rel_err(y, yref, h->n);
+  double wall = (t1.t_wall - t0.t_wall) / reps, gen = (t1.t_gen - t0.t_gen) / reps;
+  double cp = (t1.t_copy - t0.t_copy) / reps, ker = (t1.t_kernel - t0.t_kernel) / reps;
+  double gb = (double)(t1.bytes_copied - t0.bytes_copied) / reps / 1e9;
+  char line[512];
+  snprintf(line, sizeof line,
+           "| %s | %lld in %lld batches | %.2f | %.1f | %.1f | %.1f (%.1f GB/s) | %.1f | %.1e |\n",
+           what, (long long)in.streamed_blocks, (long long)in.batches, gb, 1e3 * wall,
+           1e3 * gen, 1e3 * cp, cp > 0 ? gb / cp : 0.0, 1e3 * ker, err);
+  printf("%s", line);
+  if (md) fputs(line, md);
+  cis_hyb_cuda_destroy(&d);
+}
 
 static double copy_bandwidth(timer *t, int reps) {
   const size_t bytes = (size_t)1 << 30;
@@ -190,39 +484,59 @@ typedef struct {
   cusparseSpMatDescr_t A[2];
   cusparseDnVecDescr_t x[NROT], y[NROT];
   void *buf[2];
-  int32_t *rowptr, *col;
-  double *val;
+  dev_csr m;
 } sparse_state;
 
 static const cusparseSpMVAlg_t k_algs[2] = {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2};
 
-static void sparse_setup(sparse_state *sp, const synth_csr *m, cudaStream_t s, double **dx,
+/* Descriptor and preprocessing of algorithm a; false when cuSPARSE refuses the index types. */
+static bool sparse_prepare(sparse_state *sp, int a) {
+  const dev_csr *m = &sp->m;
+  double one = 1.0, zero = 0.0;
+  size_t bytes = 0;
+  cusparseIndexType_t rt = m->rp64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+  cusparseIndexType_t ct = m->col64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+  cusparseStatus_t st = cusparseCreateCsr(&sp->A[a], m->n, m->n, m->nnz, m->rowptr, m->col,
+                                          m->val, rt, ct, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
+  if (st == CUSPARSE_STATUS_SUCCESS)
+    st = cusparseSpMV_bufferSize(sp->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->A[a],
+                                 sp->x[0], &zero, sp->y[0], CUDA_R_64F, k_algs[a], &bytes);
+  if (st == CUSPARSE_STATUS_SUCCESS) {
+    CK(cudaMalloc(&sp->buf[a], bytes ? bytes : 16));
+    st = cusparseSpMV_preprocess(sp->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->A[a],
+                                 sp->x[0], &zero, sp->y[0], CUDA_R_64F, k_algs[a], sp->buf[a]);
+  }
+  if (st == CUSPARSE_STATUS_SUCCESS) return true;
+  printf("cuSPARSE ALG%d refused %s offsets with %s columns: %s\n", a + 1,
+         m->rp64 ? "64-bit" : "32-bit", m->col64 ? "64-bit" : "32-bit", cusparseGetErrorName(st));
+  if (sp->A[a]) cusparseDestroySpMat(sp->A[a]);
+  sp->A[a] = NULL;
+  if (sp->buf[a]) CK(cudaFree(sp->buf[a]));
+  sp->buf[a] = NULL;
+  return false;
+}
+
+static void sparse_setup(sparse_state *sp, const cis_hyb *h, cudaStream_t s, double **dx,
                          double **dy) {
-  std::vector<int32_t> rp((size_t)m->n + 1);
-  for (int64_t i = 0; i <= m->n; i++) rp[(size_t)i] = (int32_t)m->rowptr[i];
-  CK(cudaMalloc((void **)&sp->rowptr, rp.size() * 4));
-  CK(cudaMalloc((void **)&sp->col, (size_t)m->nnz * 4));
-  CK(cudaMalloc((void **)&sp->val, (size_t)m->nnz * 8));
-  CK(cudaMemcpy(sp->rowptr, rp.data(), rp.size() * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(sp->col, m->col, (size_t)m->nnz * 4, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(sp->val, m->val, (size_t)m->nnz * 8, cudaMemcpyHostToDevice));
+  memset(sp, 0, sizeof *sp);
+  csr_upload(h, &sp->m);
   CKS(cusparseCreate(&sp->h));
   CKS(cusparseSetStream(sp->h, s));
   for (int r = 0; r < NROT; r++) {
-    CKS(cusparseCreateDnVec(&sp->x[r], m->n, dx[r], CUDA_R_64F));
-    CKS(cusparseCreateDnVec(&sp->y[r], m->n, dy[r], CUDA_R_64F));
+    CKS(cusparseCreateDnVec(&sp->x[r], h->n, dx[r], CUDA_R_64F));
+    CKS(cusparseCreateDnVec(&sp->y[r], h->n, dy[r], CUDA_R_64F));
   }
-  double one = 1.0, zero = 0.0;
   for (int a = 0; a < 2; a++) {
-    size_t bytes = 0;
-    CKS(cusparseCreateCsr(&sp->A[a], m->n, m->n, m->nnz, sp->rowptr, sp->col, sp->val,
-                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                          CUDA_R_64F));
-    CKS(cusparseSpMV_bufferSize(sp->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->A[a], sp->x[0],
-                                &zero, sp->y[0], CUDA_R_64F, k_algs[a], &bytes));
-    CK(cudaMalloc(&sp->buf[a], bytes ? bytes : 16));
-    CKS(cusparseSpMV_preprocess(sp->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->A[a],
-                                sp->x[0], &zero, sp->y[0], CUDA_R_64F, k_algs[a], sp->buf[a]));
+    if (sparse_prepare(sp, a)) continue;
+    if (sp->m.col64) exit(4);
+    csr_widen(&sp->m);
+    for (int b = 0; b < a; b++) {
+      cusparseDestroySpMat(sp->A[b]);
+      CK(cudaFree(sp->buf[b]));
+      sp->A[b] = NULL;
+      sp->buf[b] = NULL;
+    }
+    a = -1; /* again from ALG1 with 64-bit columns */
   }
 }
 
@@ -242,20 +556,20 @@ static void sparse_free(sparse_state *sp) {
     cusparseDestroyDnVec(sp->y[r]);
   }
   cusparseDestroy(sp->h);
-  cudaFree(sp->rowptr);
-  cudaFree(sp->col);
-  cudaFree(sp->val);
+  cudaFree(sp->m.rowptr);
+  cudaFree(sp->m.col);
+  cudaFree(sp->m.val);
 }
 
-static void format_sizes(const synth_csr *m, const cis_hyb *h, const cis_hyb_cuda_info *info,
+static void format_sizes(const dev_csr *m, const cis_hyb *h, const cis_hyb_cuda_info *info,
                          formats *f) {
   f->n = m->n;
   f->nnz = m->nnz;
   f->nnz_ref = h->ell.nnz;
-  f->max_row = 0;
-  for (int64_t i = 0; i < m->n; i++)
-    f->max_row = std::max(f->max_row, m->rowptr[i + 1] - m->rowptr[i]);
-  f->csr_bytes = (double)m->nnz * 12 + (double)(m->n + 1) * 4;
+  f->max_row = m->max_row;
+  f->rp64 = m->rp64;
+  f->col64 = m->col64;
+  f->csr_bytes = (double)m->nnz * (m->col64 ? 16 : 12) + (double)(m->n + 1) * (m->rp64 ? 8 : 4);
   f->ell_bytes = (double)m->n * (double)f->max_row * 12;
   f->ours_bytes = (double)(info->ell_bytes + info->csr_bytes);
   /* the paper's format: the same ELL entries with 32-bit columns, the same CSR */
@@ -264,9 +578,9 @@ static void format_sizes(const synth_csr *m, const cis_hyb *h, const cis_hyb_cud
   f->paper_bytes = ell_entries * 12 + meta + (double)info->csr_bytes;
 }
 
-static void write_md(const bench_args *a, int argc, char **argv, const cudaDeviceProp *prop,
-                     const formats *f, const std::vector<row> &rows, double copy_gbs,
-                     double best_sp) {
+static void write_md(const bench_args *a, const char *title, int argc, char **argv,
+                     const cudaDeviceProp *prop, const formats *f, const std::vector<row> &rows,
+                     double copy_gbs, double best_sp) {
   FILE *out = fopen(a->md, "w");
   if (!out) {
     fprintf(stderr, "spmv_bench: cannot write %s\n", a->md);
@@ -275,17 +589,18 @@ static void write_md(const bench_args *a, int argc, char **argv, const cudaDevic
   char date[64];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-  fprintf(out, "### %lld rows, Reference %lld columns x %d per row, ~%d elsewhere\n\n",
-          (long long)a->p.n, (long long)a->p.ref_cols, a->p.ref_nnz, a->p.exp_nnz);
+  fprintf(out, "### %s\n\n", title);
   fprintf(out, "Device: %s (%d SMs, %.0f MB L2). Commit %s. %s.\n\nCommand: `", prop->name,
           prop->multiProcessorCount, prop->l2CacheSize / 1e6, a->commit, date);
   for (int i = 0; i < argc; i++) fprintf(out, "%s%s", i ? " " : "", argv[i]);
   fprintf(out, "`\n\nMatrix: %lld nonzeros (%lld in the Reference region), longest row %lld. "
                "Memory: CSR %.1f MB, plain ELL %.1f MB, hybrid as in the paper (32-bit) "
-               "%.1f MB, ours %.1f MB. Copy bandwidth (1 GiB device-to-device, read + write): "
+               "%.1f MB, ours %.1f MB, cuSPARSE CSR %s offsets and %s columns. "
+               "Copy bandwidth (1 GiB device-to-device, read + write): "
                "%.0f GB/s.\n\n",
           (long long)f->nnz, (long long)f->nnz_ref, (long long)f->max_row, f->csr_bytes / 1e6,
-          f->ell_bytes / 1e6, f->paper_bytes / 1e6, f->ours_bytes / 1e6, copy_gbs);
+          f->ell_bytes / 1e6, f->paper_bytes / 1e6, f->ours_bytes / 1e6,
+          f->rp64 ? "64-bit" : "32-bit", f->col64 ? "64-bit" : "32-bit", copy_gbs);
   print_table(out, rows, copy_gbs, best_sp);
   fprintf(out, "\n");
   fclose(out);
@@ -309,14 +624,17 @@ int main(int argc, char **argv) {
   printf("copy bandwidth: %.0f GB/s (1 GiB device-to-device, read + write)\n", copy_gbs);
 
   double t0 = cis_wtime();
-  synth_csr m;
-  cis_hyb h;
-  die_on(synth_build_csr(&a.p, &m));
-  die_on(synth_build_hyb(&m, a.p.ref_cols, &h));
-  printf("matrix: %lld rows, %lld nonzeros, built in %.1f s\n", (long long)m.n,
-         (long long)m.nnz, cis_wtime() - t0);
+  bench_matrix bm;
+  memset(&bm, 0, sizeof bm);
+  if (a.fcidump)
+    matrix_ci(&a, &bm);
+  else
+    matrix_synthetic(&a, &bm);
+  const cis_hyb &h = *bm.h;
+  printf("matrix: %s; %lld nonzeros (%lld Reference), built in %.1f s\n", bm.title,
+         (long long)(h.ell.nnz + h.nnz_exp), (long long)h.ell.nnz, cis_wtime() - t0);
 
-  const int64_t n = m.n;
+  const int64_t n = h.n;
   double *dx[NROT], *dy[NROT], *dX, *dY;
   std::vector<double> hx((size_t)n * 8);
   synth_fill(hx.data(), n * 8, a.p.seed + 1);
@@ -334,15 +652,19 @@ int main(int argc, char **argv) {
   cis_hyb_cuda_info info;
   die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_PAPER, t.s, &d));
   cis_hyb_cuda_get_info(d, &info);
+  if (info.streamed_blocks) usage_exit("the matrix does not fit the device");
   sparse_state sp;
-  sparse_setup(&sp, &m, t.s, dx, dy);
-  printf("uploaded in %.1f s: ours %d-bit ELL columns, %d-lane sub-warps\n", cis_wtime() - t0,
-         info.index_bits, info.subwarp);
+  sparse_setup(&sp, &h, t.s, dx, dy);
+  printf("uploaded in %.1f s: ours %d-bit ELL columns, %d-lane sub-warps; cuSPARSE %s offsets, "
+         "%s columns\n", cis_wtime() - t0, info.index_bits, info.subwarp,
+         sp.m.rp64 ? "64-bit" : "32-bit", sp.m.col64 ? "64-bit" : "32-bit");
 
   formats f;
-  format_sizes(&m, &h, &info, &f);
+  format_sizes(&sp.m, &h, &info, &f);
   double xy = 2.0 * (double)n * 8;
   double ours_b = f.ours_bytes + xy, paper_b = f.paper_bytes + xy, csr_b = f.csr_bytes + xy;
+  char csr_fmt[48];
+  snprintf(csr_fmt, sizeof csr_fmt, "CSR, %s", sp.m.col64 ? "64-bit" : "32-bit");
 
   /* reference: ALG1 on x_0 (and on each column of X for the multi-vector check) */
   std::vector<double> yref((size_t)n * 8);
@@ -367,11 +689,11 @@ int main(int argc, char **argv) {
   double ms;
   ms = median_ms(&t, a.reps, [&](int r) { sparse_spmv(&sp, 0, r % NROT); });
   sparse_spmv(&sp, 0, 0);
-  add("cuSPARSE CSR ALG1", "CSR, 32-bit", csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
+  add("cuSPARSE CSR ALG1", csr_fmt, csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
   double alg1 = ms;
   ms = median_ms(&t, a.reps, [&](int r) { sparse_spmv(&sp, 1, r % NROT); });
   sparse_spmv(&sp, 1, 0);
-  add("cuSPARSE CSR ALG2", "CSR, 32-bit", csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
+  add("cuSPARSE CSR ALG2", csr_fmt, csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
   double best_sp = std::min(alg1, ms);
   ms = median_ms(&t, a.reps, [&](int r) {
     die_on(cis_hyb_cuda_apply_paper(d, dx[r % NROT], dy[r % NROT]));
@@ -414,12 +736,41 @@ int main(int argc, char **argv) {
   die_on(cis_hyb_cuda_set_group(d, CIS_HYB_CUDA_MAX_K));
   time_ours("ours, timed again (spread)");
   CK(cudaStreamSynchronize(t.s));
+  if (bm.hm) {
+    /* a CI Hamiltonian is symmetric: the upper triangle alone, transpose by atomics */
+    upper_csr u;
+    upper_upload(&h, &u);
+    ms = median_ms(&t, a.reps, [&](int r) { upper_apply(&u, t.s, dx[r % NROT], dy[r % NROT]); });
+    upper_apply(&u, t.s, dx[0], dy[0]);
+    add("symmetric half, atomics for the transpose", "upper CSR, 32-bit",
+        (double)u.nnz * 12 + (double)(n + 1) * 8 + 2 * xy, 1, ms,
+        device_rel_err(dy[0], yref.data(), n));
+    upper_free(&u);
+  }
 
   printf("\nmemory: CSR %.1f MB, plain ELL %.1f MB, hybrid (paper, 32-bit) %.1f MB, ours %.1f MB\n",
          f.csr_bytes / 1e6, f.ell_bytes / 1e6, f.paper_bytes / 1e6, f.ours_bytes / 1e6);
   printf("floor for our bytes at copy bandwidth: %.4f ms\n\n", ours_b / (copy_gbs * 1e9) * 1e3);
   print_table(stdout, rows, copy_gbs, best_sp);
-  if (a.md) write_md(&a, argc, argv, &prop, &f, rows, copy_gbs, best_sp);
+  if (a.md) write_md(&a, bm.title, argc, argv, &prop, &f, rows, copy_gbs, best_sp);
+  if (bm.hm && a.stream) {
+    /* The same products with no Expansion block resident: streamed from the host cache, then
+     * regenerated in every product (a second matrix that caches none). */
+    FILE *md = a.md ? fopen(a.md, "a") : NULL;
+    const char *head =
+        "\nStreamed products (ours, k = 1, mean of 3 after one warm-up; %d OpenMP threads):\n\n"
+        "| Expansion blocks | streamed | GB sent | ms per product | generation ms | transfer ms "
+        "| kernel ms | rel. err vs ALG1 |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+    printf(head, omp_get_max_threads());
+    if (md) fprintf(md, head, omp_get_max_threads());
+    streamed_report("from the host cache", &h, t.s, dx[0], dy[0], yref.data(), md);
+    cis_hmat *hr = NULL;
+    cis_hmat_opts ho = {0, a.ref_size, 0, 0}; /* cache none: regenerate every block */
+    die_on(cis_hmat_build_ci(&bm.prob.ints, bm.space, &ho, &hr));
+    streamed_report("regenerated", &hr->hyb, t.s, dx[0], dy[0], yref.data(), md);
+    cis_hmat_destroy(&hr);
+    if (md) fclose(md);
+  }
 
   sparse_free(&sp);
   cis_hyb_cuda_destroy(&d);
@@ -430,7 +781,6 @@ int main(int argc, char **argv) {
   cudaFree(dX);
   cudaFree(dY);
   cudaFree(t.flush);
-  cis_hyb_free(&h);
-  synth_csr_free(&m);
+  matrix_free(&bm);
   return 0;
 }

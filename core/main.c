@@ -23,24 +23,30 @@
 #include "kernels/backend.h"
 #include "solver/eigs.h"
 
-/* INPUT's file name without directory and last extension, plus ".out.h5", in the current
+/* INPUT's file name without directory and last extension, plus `suffix`, in the current
  * directory. */
-static cis_err default_output(cis_options *o) {
-  const char *base = strrchr(o->input, '/');
-  base = base ? base + 1 : o->input;
+static cis_err input_stem_path(const char *input, const char *suffix, char *dst, size_t cap) {
+  const char *base = strrchr(input, '/');
+  base = base ? base + 1 : input;
   char stem[4080];
   size_t len = strlen(base);
   CIS_CHECK(len < sizeof stem, CIS_ERR_USAGE, "input name too long: %s", base);
   memcpy(stem, base, len + 1);
   char *dot = strrchr(stem, '.');
   if (dot && dot != stem) *dot = '\0';
-  int w = snprintf(o->output, sizeof o->output, "%s.out.h5", stem);
-  CIS_CHECK(w > 0 && (size_t)w < sizeof o->output, CIS_ERR_USAGE, "output path too long");
+  int w = snprintf(dst, cap, "%s%s", stem, suffix);
+  CIS_CHECK(w > 0 && (size_t)w < cap, CIS_ERR_USAGE, "output path too long");
   return CIS_OK;
 }
 
-/* The checkpoint beside the output: OUTPUT without ".out.h5" (or ".h5"), plus ".ckpt.h5". */
+/* --output /dev/null: the user wants the report only. */
+static int output_discarded(const cis_options *o) { return strcmp(o->output, "/dev/null") == 0; }
+
+/* The checkpoint beside the output: OUTPUT without ".out.h5" (or ".h5"), plus ".ckpt.h5"; with
+ * the output discarded, beside where it would have gone. */
 static cis_err default_checkpoint(cis_options *o) {
+  if (output_discarded(o))
+    return input_stem_path(o->input, ".ckpt.h5", o->checkpoint, sizeof o->checkpoint);
   char stem[4080];
   size_t n = strlen(o->output);
   CIS_CHECK(n < sizeof stem, CIS_ERR_USAGE, "output path too long: %s", o->output);
@@ -307,8 +313,12 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_options_default(&opt);
   CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
-  if (!opt.output[0]) CIS_TRY(default_output(&opt));
+  if (!opt.output[0])
+    CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
+  if (!output_discarded(&opt)) CIS_TRY(cis_output_check_path(opt.output));
+  CIS_TRY(cis_output_check_path(opt.checkpoint));
+  if (opt.export_matrix[0]) CIS_TRY(cis_output_check_path(opt.export_matrix));
   cis_signals_install();
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
@@ -342,6 +352,9 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   CIS_TRY(make_backend(&opt, h->n, &be));
   rep.be = be;
   t0 = cis_wtime();
+  /* A device backend keeps room for the solver's n-length vectors when it places the matrix. */
+  int maxsub = opt.max_subspace ? opt.max_subspace : CIS_MAX(8 * opt.nroots, 24);
+  be->nvec_reserve = 2 * (int64_t)maxsub + 4 * (int64_t)opt.nroots + 8;
   CIS_TRY(be->ops->attach(be, &h->hyb));
   rep.t_upload = cis_wtime() - t0;
   cis_report_matrix(&rep);
@@ -397,8 +410,12 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_report_results(&rep, &res, s2);
   cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,
                     .device_desc = be->desc};
-  CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
-  if (!opt.quiet) printf("results          %s\n", opt.output);
+  if (output_discarded(&opt)) {
+    if (!opt.quiet) printf("results          not written (--output /dev/null)\n");
+  } else {
+    CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
+    if (!opt.quiet) printf("results          %s\n", opt.output);
+  }
   *exit_code = res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
 
 cleanup:

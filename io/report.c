@@ -50,6 +50,7 @@ void cis_report_matrix(const cis_report *r) {
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
   printf("device           %s\n", r->be->desc);
+  if (r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);
   printf("\n%5s %5s %6s  %-20s %-10s %s\n", "iter", "basis", "conv", "lowest energy (Eh)",
          "max |r|", "");
   fflush(stdout);
@@ -200,5 +201,7 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
          res->matvecs ? 1e3 * res->t_matvec / (double)res->matvecs : 0.0, res->t_ortho,
          other > 0 ? other : 0.0);
   printf("peak memory      %s (host)\n", cis_format_bytes((double)cis_peak_rss(), b, sizeof b));
+  /* The backend's own account: for a GPU, placement and the split of each product. */
+  if (r->be && r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);
   fflush(stdout);
 }

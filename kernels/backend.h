@@ -15,6 +15,7 @@
 #define CIS_BACKEND_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/error.h"
 #include "spmv/hyb.h"
@@ -50,6 +51,10 @@ typedef struct {
                      const double *r, double *t);
   cis_err (*sync)(cis_backend *be);
   void (*destroy)(cis_backend *be);
+  /* Optional (may be NULL): print the backend's own report lines (a device backend: where the
+   * matrix was placed, and how the products' time split between generation, transfers and
+   * kernels), in the driver's "label            text" layout. */
+  void (*report)(cis_backend *be, FILE *out);
 } cis_backend_ops;
 
 struct cis_backend {
@@ -61,6 +66,10 @@ struct cis_backend {
   /* Cumulative timings (seconds), filled by the implementation. */
   double t_matvec, t_ortho;
   int64_t n_matvec; /* single-vector products counted */
+  /* n-length vectors the solver will hold on the backend (e.g. 2 max_subspace + 4 nroots + 8),
+   * set before attach: a device backend keeps room for them when it places the matrix.
+   * 0 = a default of 60 (one root, a 24-vector subspace). */
+  int64_t nvec_reserve;
 };
 
 cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);

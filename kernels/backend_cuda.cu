@@ -14,7 +14,8 @@ extern "C" {
 
 typedef struct {
   int device;
-  int64_t budget;
+  int64_t budget;  /* --gpu-mem; <= 0: default */
+  int64_t reserve; /* bytes kept for the solver's vectors at attach */
   cudaStream_t stream;
   cublasHandle_t blas;
   cis_hyb_cuda *mat;
@@ -24,13 +25,20 @@ typedef struct {
 
 static cuda_impl *impl_of(cis_backend *be) { return (cuda_impl *)be->impl; }
 
+/* Vectors kept room for when the solver did not say: one root, a 24-vector subspace
+ * (2 x 24 + 4 + 8). */
+#define CIS_CUDA_DEFAULT_VECTORS 60
+
 static cis_err cuda_attach(cis_backend *be, const cis_hyb *H) {
   cuda_impl *c = impl_of(be);
   CIS_CHECK(H && H->n == be->n, CIS_ERR_INTERNAL,
             "CUDA backend: attaching a matrix of %lld rows to vectors of length %lld",
             H ? (long long)H->n : -1LL, (long long)be->n);
   cis_hyb_cuda_destroy(&c->mat);
-  CIS_CALL(cis_hyb_cuda_create(H, c->budget, 0, c->stream, &c->mat));
+  int64_t nvec = be->nvec_reserve > 0 ? be->nvec_reserve : CIS_CUDA_DEFAULT_VECTORS;
+  c->reserve = nvec * be->n * (int64_t)sizeof(double);
+  CIS_CALL(cis_hyb_cuda_create2(H, c->budget, c->reserve, 0, c->stream, &c->mat));
+  cis_hyb_cuda_set_timing(c->mat, 1);
   return CIS_OK;
 }
 
@@ -193,10 +201,49 @@ static void cuda_destroy(cis_backend *be) {
   cis_free(&be);
 }
 
+static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FILE *out) {
+  char b1[32], b2[32], b3[32], b4[32];
+  fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns); Expansion %s "
+               "cached on the GPU (%lld of %lld blocks), %s streamed per product (%lld blocks in "
+               "%lld batches)\n",
+          cis_format_bytes((double)in->ell_bytes, b1, sizeof b1), in->index_bits,
+          cis_format_bytes((double)in->csr_bytes, b2, sizeof b2),
+          (long long)in->resident_blocks, (long long)(in->resident_blocks + in->streamed_blocks),
+          cis_format_bytes((double)in->streamed_bytes, b3, sizeof b3),
+          (long long)in->streamed_blocks, (long long)in->batches);
+  fprintf(out, "gpu budget       %s (%s); the matrix needs at least %s; %s kept for vectors\n",
+          cis_format_bytes((double)in->budget, b1, sizeof b1),
+          c->budget > 0 ? "--gpu-mem, within 95% of free memory" : "default: 95% of free memory",
+          cis_format_bytes((double)in->min_bytes, b2, sizeof b2),
+          cis_format_bytes((double)c->reserve, b4, sizeof b4));
+}
+
+static void report_times(const cis_hyb_cuda_times *t, FILE *out) {
+  char b1[32];
+  double per = t->passes ? 1e3 / (double)t->passes : 0.0;
+  fprintf(out, "gpu products     %lld passes, %.3f s (%.2f ms each): kernels %.3f s (%.2f ms), "
+               "transfers %.3f s (%.2f ms, %s at %.1f GB/s), generation %.3f s (%.2f ms)\n",
+          (long long)t->passes, t->t_wall, t->t_wall * per, t->t_kernel, t->t_kernel * per,
+          t->t_copy, t->t_copy * per, cis_format_bytes((double)t->bytes_copied, b1, sizeof b1),
+          t->t_copy > 0 ? (double)t->bytes_copied / t->t_copy / 1e9 : 0.0, t->t_gen,
+          t->t_gen * per);
+}
+
+static void cuda_report(cis_backend *be, FILE *out) {
+  cuda_impl *c = impl_of(be);
+  if (!c->mat) return;
+  cis_hyb_cuda_info in;
+  cis_hyb_cuda_times t;
+  cis_hyb_cuda_get_info(c->mat, &in);
+  cis_hyb_cuda_get_times(c->mat, &t);
+  report_placement(c, &in, out);
+  if (t.passes) report_times(&t, out);
+}
+
 static const cis_backend_ops cuda_ops = {
-    cuda_attach, cuda_matvec, cuda_alloc,   cuda_free, cuda_to_host, cuda_from_host,
-    cuda_copy,   cuda_gemm_tn, cuda_gemm_nn, cuda_axpy, cuda_scal,    cuda_dot,
-    cuda_precond, cuda_sync,  cuda_destroy,
+    cuda_attach,  cuda_matvec, cuda_alloc,   cuda_free,    cuda_to_host, cuda_from_host,
+    cuda_copy,    cuda_gemm_tn, cuda_gemm_nn, cuda_axpy,   cuda_scal,    cuda_dot,
+    cuda_precond, cuda_sync,   cuda_destroy, cuda_report,
 };
 
 extern "C" int cis_backend_cuda_device_count(void) {

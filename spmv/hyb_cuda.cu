@@ -1,5 +1,12 @@
 /* cisolve: upload of a hybrid matrix to a CUDA device, and the products (spmv/hyb_cuda.h). */
+#include <omp.h>
 #include <string.h>
+
+/* Streamed blocks are generated on OpenMP threads: without OpenMP the pragmas below would
+ * silently run them one at a time. */
+#ifndef _OPENMP
+#error "spmv/hyb_cuda.cu must be compiled with OpenMP (-Xcompiler=-fopenmp)"
+#endif
 
 extern "C" {
 #include "core/util.h"
@@ -12,7 +19,7 @@ extern "C" {
 /* Host staging for the ELL upload, in entries. */
 #define CIS_ELL_CHUNK ((int64_t)1 << 22)
 
-/* A streamed block's buffers: pinned host staging, its device copy, and the two events that
+/* A streamed batch's buffers: pinned host staging, its device copy, and the two events that
  * say when the staging may be refilled (copied) and the device copy overwritten (consumed). */
 typedef struct {
   char *pinned;
@@ -20,8 +27,19 @@ typedef struct {
   char *dev;
   size_t dev_cap;
   cudaEvent_t copied, consumed;
-  cis_csr_block scratch; /* regenerated rows land here, then are staged */
 } stream_slot;
+
+/* Consecutive streamed blocks (stream_ids[first .. first+count)) covering rows
+ * [row0, row0+nrows) without a gap: one pinned buffer, one copy, one kernel. */
+typedef struct {
+  int64_t first, count, row0, nrows;
+} stream_batch;
+
+/* The first error of the OpenMP workers (the error state is per thread). */
+typedef struct {
+  cis_err code;
+  char msg[1024];
+} worker_error;
 
 struct cis_hyb_cuda {
   const cis_hyb *h;
@@ -40,8 +58,20 @@ struct cis_hyb_cuda {
   int32_t *csr_col;
   double *csr_val;
   double *xt; /* n x CIS_HYB_CUDA_MAX_K interleaved vectors */
+  /* streamed blocks, their batches, and one host scratch block per generating thread */
   int64_t nstream, *stream_ids;
+  int64_t nbatch;
+  stream_batch *batches;
+  int nscratch;
+  cis_csr_block *scratch;
+  const cis_csr_block **src;
+  int64_t *pack_off; /* nscratch + 1 entry offsets of a batch's blocks */
   stream_slot slots[CIS_NSLOTS];
+  /* timing: events 0, 1 around the resident kernel, then 4 per batch (copy, kernel) */
+  int timing;
+  cudaEvent_t *ev;
+  int64_t nev;
+  cis_hyb_cuda_times times;
   cis_hyb_cuda_info info;
 };
 
@@ -268,16 +298,25 @@ cleanup:
   return err;
 }
 
-/* Bytes kept back from the budget for the two streaming buffers. */
-static int64_t stream_reserve(const cis_hyb *h) {
+/* Bytes kept back from the budget for the streaming buffers: two batches of `nscratch` blocks
+ * of a quarter more than the mean block, on the device. */
+static int64_t stream_reserve(const cis_hyb *h, int nscratch) {
   if (h->nblocks == 0) return 0;
   int64_t per = (int64_t)(1.25 * (double)h->nnz_exp / (double)h->nblocks) * 12 +
                 (h->block_rows + 1) * 8 + 64;
-  return CIS_NSLOTS * per;
+  return CIS_NSLOTS * (int64_t)CIS_MIN((int64_t)nscratch, h->nblocks) * per;
 }
 
-static cis_err check_budget(const cis_hyb *h, int64_t budget, int flags, int64_t *avail) {
-  char b1[32], b2[32];
+int64_t cis_hyb_cuda_stream_bytes(const cis_hyb *h) {
+  return stream_reserve(h, CIS_MAX(1, omp_get_max_threads()));
+}
+
+/* The budget applied: the caller's, never more than 95% of the free memory less `reserve`;
+ * `avail` is what is left for cached Expansion blocks. */
+static cis_err check_budget(cis_hyb_cuda *d, int64_t budget, int64_t reserve, int flags,
+                            int64_t *avail) {
+  const cis_hyb *h = d->h;
+  char b1[32], b2[32], b3[32], b4[32];
   size_t free_b = 0, total_b = 0;
   CIS_CUDA(cudaMemGetInfo(&free_b, &total_b));
   int64_t need = cis_hyb_cuda_min_bytes(h, flags);
@@ -289,15 +328,19 @@ static cis_err check_budget(const cis_hyb *h, int64_t budget, int flags, int64_t
               cis_format_bytes((double)budget, b1, sizeof b1), (long long)h->n,
               (long long)h->ell.boundary, cis_format_bytes((double)need, b2, sizeof b2),
               (long long)need);
-  if (need > (int64_t)free_b)
+  int64_t usable = (int64_t)(0.95 * (double)free_b) - reserve;
+  if (need > usable)
     CIS_ERROR(CIS_ERR_NOMEM,
-              "GPU has %s free, but the resident Reference-region (ELL) block and the workspace "
-              "need %s",
+              "GPU has %s free; after 5%% and %s kept for the solver's vectors, %s is left, but "
+              "the resident Reference-region (ELL) block and the workspace need %s",
               cis_format_bytes((double)free_b, b1, sizeof b1),
-              cis_format_bytes((double)need, b2, sizeof b2));
-  int64_t limit = (int64_t)(0.9 * (double)free_b);
-  if (budget > 0) limit = CIS_MIN(limit, budget);
-  *avail = CIS_MAX((int64_t)0, limit - need - stream_reserve(h));
+              cis_format_bytes((double)reserve, b2, sizeof b2),
+              cis_format_bytes((double)CIS_MAX(usable, (int64_t)0), b3, sizeof b3),
+              cis_format_bytes((double)need, b4, sizeof b4));
+  int64_t limit = budget > 0 ? CIS_MIN(budget, usable) : usable;
+  d->info.budget = limit;
+  d->info.min_bytes = need;
+  *avail = CIS_MAX((int64_t)0, limit - need - stream_reserve(h, d->nscratch));
   return CIS_OK;
 }
 
@@ -310,14 +353,50 @@ static cis_err slots_create(cis_hyb_cuda *d) {
   return CIS_OK;
 }
 
-static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget, int flags) {
+/* Group the streamed blocks into batches of at most nscratch blocks with consecutive rows. */
+static cis_err make_batches(cis_hyb_cuda *d) {
+  const cis_hyb *h = d->h;
+  CIS_CALL(cis_calloc(&d->batches, (size_t)CIS_MAX(d->nstream, (int64_t)1),
+                      sizeof *d->batches, "streamed batches"));
+  d->nbatch = 0;
+  for (int64_t i = 0; i < d->nstream; i++) {
+    const cis_csr_block *blk = &h->blocks[d->stream_ids[i]];
+    stream_batch *bt = d->nbatch ? &d->batches[d->nbatch - 1] : NULL;
+    if (bt && bt->count < d->nscratch && bt->row0 + bt->nrows == blk->row0) {
+      bt->count++;
+      bt->nrows += blk->nrows;
+      continue;
+    }
+    stream_batch nb = {i, 1, blk->row0, blk->nrows};
+    d->batches[d->nbatch++] = nb;
+  }
+  d->info.batches = d->nbatch;
+  return CIS_OK;
+}
+
+static cis_err stream_setup(cis_hyb_cuda *d) {
+  CIS_CALL(make_batches(d));
+  CIS_CALL(cis_calloc(&d->scratch, (size_t)d->nscratch, sizeof *d->scratch,
+                      "streamed block scratch"));
+  CIS_CALL(cis_calloc(&d->src, (size_t)d->nscratch, sizeof *d->src, "streamed block sources"));
+  CIS_CALL(cis_calloc(&d->pack_off, (size_t)d->nscratch + 1, sizeof *d->pack_off,
+                      "streamed block offsets"));
+  d->nev = 2 + 4 * d->nbatch;
+  CIS_CALL(cis_calloc(&d->ev, (size_t)d->nev, sizeof *d->ev, "timing events"));
+  for (int64_t i = 0; i < d->nev; i++) CIS_CUDA(cudaEventCreate(&d->ev[i]));
+  return CIS_OK;
+}
+
+static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
+                             int64_t reserve, int flags) {
   cis_err err = CIS_OK;
   char *resident = NULL;
   int64_t avail = 0;
   CIS_CHECK(h->n == h->ell.nrows && h->n <= INT32_MAX, CIS_ERR_INTERNAL,
             "hybrid matrix: %lld rows but ELL block of %lld rows", (long long)h->n,
             (long long)h->ell.nrows);
-  CIS_CALL(check_budget(h, budget, flags, &avail));
+  d->nscratch = CIS_MAX(1, omp_get_max_threads());
+  CIS_CALL(check_budget(d, budget, reserve, flags, &avail));
   d->n = h->n;
   d->index_bits = d->info.index_bits = index_bits(h, flags);
   d->subwarp = d->info.subwarp = pick_subwarp(h);
@@ -333,6 +412,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget, 
     CIS_FAIL(CIS_ERR_INTERNAL,
              "hybrid matrix: %lld Expansion blocks are not cached and there is no regenerator",
              (long long)(h->nblocks - h->ncached));
+  CIS_TRY(stream_setup(d));
   /* The uploads ran on the legacy stream, which a non-blocking `stream` does not wait for. */
   CIS_CUDA_TRY(cudaDeviceSynchronize());
 cleanup:
@@ -340,19 +420,24 @@ cleanup:
   return err;
 }
 
-cis_err cis_hyb_cuda_create(const cis_hyb *h, int64_t budget, int flags, cudaStream_t stream,
-                            cis_hyb_cuda **out) {
+cis_err cis_hyb_cuda_create2(const cis_hyb *h, int64_t budget, int64_t reserve, int flags,
+                             cudaStream_t stream, cis_hyb_cuda **out) {
   cis_err err = CIS_OK;
   cis_hyb_cuda *d = NULL;
   *out = NULL;
   CIS_CALL(cis_calloc(&d, 1, sizeof *d, "device matrix"));
   d->h = h;
   d->stream = stream;
-  CIS_TRY(hyb_cuda_fill(d, h, budget, flags));
+  CIS_TRY(hyb_cuda_fill(d, h, budget, reserve, flags));
   *out = d;
 cleanup:
   if (err != CIS_OK) cis_hyb_cuda_destroy(&d);
   return err;
+}
+
+cis_err cis_hyb_cuda_create(const cis_hyb *h, int64_t budget, int flags, cudaStream_t stream,
+                            cis_hyb_cuda **out) {
+  return cis_hyb_cuda_create2(h, budget, 0, flags, stream, out);
 }
 
 void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
@@ -376,14 +461,25 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
     dev_free(&s->dev);
     if (s->copied) cudaEventDestroy(s->copied);
     if (s->consumed) cudaEventDestroy(s->consumed);
-    cis_csr_block_free(&s->scratch);
   }
+  for (int i = 0; d->scratch && i < d->nscratch; i++) cis_csr_block_free(&d->scratch[i]);
+  for (int64_t i = 0; d->ev && i < d->nev; i++)
+    if (d->ev[i]) cudaEventDestroy(d->ev[i]);
   if (d->copy_stream) cudaStreamDestroy(d->copy_stream);
   cis_free(&d->stream_ids);
+  cis_free(&d->batches);
+  cis_free(&d->scratch);
+  cis_free(&d->src);
+  cis_free(&d->pack_off);
+  cis_free(&d->ev);
   cis_free(pd);
 }
 
 void cis_hyb_cuda_get_info(const cis_hyb_cuda *d, cis_hyb_cuda_info *info) { *info = d->info; }
+
+void cis_hyb_cuda_set_timing(cis_hyb_cuda *d, int on) { d->timing = on != 0; }
+
+void cis_hyb_cuda_get_times(const cis_hyb_cuda *d, cis_hyb_cuda_times *t) { *t = d->times; }
 
 cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes) {
   CIS_CHECK(lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32, CIS_ERR_USAGE,
@@ -494,21 +590,50 @@ static cis_err check_block(const cis_hyb *h, const cis_csr_block *b, int64_t nro
   return CIS_OK;
 }
 
-/* The rows of block `b`: the host cache, or regenerated into the slot's scratch block. */
-static cis_err block_source(cis_hyb_cuda *d, int64_t b, stream_slot *s,
+/* The rows of block `b`: the host cache, or regenerated into `scratch`. */
+static cis_err block_source(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
                             const cis_csr_block **src) {
-  const cis_hyb *h = d->h;
   const cis_csr_block *want = &h->blocks[b];
   if (cis_csr_block_cached(want)) {
     *src = want;
     return CIS_OK;
   }
-  s->scratch.row0 = want->row0;
-  s->scratch.nrows = want->nrows;
-  s->scratch.nnz = 0;
-  CIS_CALL(h->regen(h->regen_ctx, want->row0, want->nrows, &s->scratch));
-  CIS_CALL(check_block(h, &s->scratch, want->nrows, want->row0));
-  *src = &s->scratch;
+  scratch->row0 = want->row0;
+  scratch->nrows = want->nrows;
+  scratch->nnz = 0;
+  CIS_CALL(h->regen(h->regen_ctx, want->row0, want->nrows, scratch));
+  CIS_CALL(check_block(h, scratch, want->nrows, want->row0));
+  *src = scratch;
+  return CIS_OK;
+}
+
+static void worker_error_keep(worker_error *we, cis_err e) {
+#pragma omp critical(cis_hyb_cuda_worker_error)
+  {
+    if (we->code == CIS_OK) {
+      we->code = e;
+      snprintf(we->msg, sizeof we->msg, "%s", cis_error_message());
+    }
+  }
+}
+
+static int worker_error_seen(worker_error *we) {
+  cis_err c;
+#pragma omp atomic read
+  c = we->code;
+  return c != CIS_OK;
+}
+
+/* Regenerate (or look up) the batch's blocks, one block per OpenMP thread. */
+static cis_err batch_generate(cis_hyb_cuda *d, const stream_batch *bt) {
+  worker_error we = {CIS_OK, ""};
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < bt->count; j++) {
+    if (worker_error_seen(&we)) continue;
+    cis_err e = block_source(d->h, d->stream_ids[bt->first + j], &d->scratch[j], &d->src[j]);
+    if (e != CIS_OK) worker_error_keep(&we, e);
+  }
+  if (we.code != CIS_OK) CIS_ERROR(we.code, "%s", we.msg);
   return CIS_OK;
 }
 
@@ -524,10 +649,15 @@ static stage_layout layout_for(int64_t nrows, int64_t nnz) {
   return L;
 }
 
-/* Copy the block into the slot's pinned buffer, once the previous copy out of it is done. */
-static cis_err stage_block(stream_slot *s, const cis_csr_block *src, int64_t nrows,
-                           stage_layout L) {
-  int64_t nnz = src->rowptr[nrows];
+/* Pack the batch's blocks as one CSR into the slot's pinned buffer, once the previous copy out
+ * of it is done; the blocks go in parallel, each to its offset. */
+static cis_err batch_pack(cis_hyb_cuda *d, const stream_batch *bt, stream_slot *s,
+                          stage_layout *Lout) {
+  int64_t *off = d->pack_off;
+  off[0] = 0;
+  for (int64_t j = 0; j < bt->count; j++) off[j + 1] = off[j] + d->src[j]->rowptr[d->src[j]->nrows];
+  int64_t nnz = off[bt->count];
+  stage_layout L = layout_for(bt->nrows, nnz);
   CIS_CUDA(cudaEventSynchronize(s->copied));
   if (L.bytes > s->pinned_cap) {
     if (s->pinned) CIS_CUDA(cudaFreeHost(s->pinned));
@@ -537,59 +667,106 @@ static cis_err stage_block(stream_slot *s, const cis_csr_block *src, int64_t nro
     CIS_CUDA(cudaMallocHost((void **)&s->pinned, cap));
     s->pinned_cap = cap;
   }
-  memcpy(s->pinned, src->rowptr, (size_t)(nrows + 1) * 8);
+  int64_t *rp = (int64_t *)s->pinned;
   int32_t *col = (int32_t *)(s->pinned + L.off_col);
   double *val = (double *)(s->pinned + L.off_val);
-  if (nnz) {
-    memcpy(col, src->col, (size_t)nnz * 4);
-    memcpy(val, src->val, (size_t)nnz * 8);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < bt->count; j++) {
+    const cis_csr_block *b = d->src[j];
+    int64_t r0 = b->row0 - bt->row0, o = off[j], m = b->rowptr[b->nrows];
+    for (int64_t l = 0; l < b->nrows; l++) rp[r0 + l] = o + b->rowptr[l];
+    if (m) {
+      memcpy(col + o, b->col, (size_t)m * 4);
+      memcpy(val + o, b->val, (size_t)m * 8);
+    }
   }
+  rp[bt->nrows] = nnz;
   col[nnz] = col[nnz + 1] = 0;
   val[nnz] = val[nnz + 1] = 0.0;
+  *Lout = L;
   return CIS_OK;
 }
 
-/* Copy the staged block to the slot's device buffer once the previous kernel on it is done,
- * then add its product on the compute stream once the copy has landed. */
-static cis_err ship_and_apply(cis_hyb_cuda *d, stream_slot *s, const cis_csr_block *want,
-                              stage_layout L, int k, const double *xt, double *Y,
-                              int64_t ldy) {
+/* Copy the staged batch to the slot's device buffer once the previous kernel on it is done,
+ * then add its product on the compute stream once the copy has landed. `ev`: 4 timing events
+ * (copy start, end, kernel start, end) or NULL. */
+static cis_err ship_and_apply(cis_hyb_cuda *d, stream_slot *s, const stream_batch *bt,
+                              stage_layout L, int k, const double *xt, double *Y, int64_t ldy,
+                              cudaEvent_t *ev) {
   if (L.bytes > s->dev_cap) {
     CIS_CUDA(cudaEventSynchronize(s->consumed));
+    d->info.stream_buf_bytes -= (int64_t)s->dev_cap;
     dev_free(&s->dev);
     s->dev_cap = 0;
     size_t cap = L.bytes + L.bytes / 4;
-    CIS_CALL(dev_alloc(&s->dev, cap, "streamed Expansion block buffer"));
+    CIS_CALL(dev_alloc(&s->dev, cap, "streamed Expansion batch buffer"));
     s->dev_cap = cap;
+    d->info.stream_buf_bytes += (int64_t)cap;
   }
   CIS_CUDA(cudaStreamWaitEvent(d->copy_stream, s->consumed, 0));
+  if (ev) CIS_CUDA(cudaEventRecord(ev[0], d->copy_stream));
   CIS_CUDA(cudaMemcpyAsync(s->dev, s->pinned, L.bytes, cudaMemcpyHostToDevice, d->copy_stream));
+  if (ev) CIS_CUDA(cudaEventRecord(ev[1], d->copy_stream));
   CIS_CUDA(cudaEventRecord(s->copied, d->copy_stream));
   CIS_CUDA(cudaStreamWaitEvent(d->stream, s->copied, 0));
-  cis_csr_view m = {want->row0, want->nrows, (const int64_t *)s->dev,
+  cis_csr_view m = {bt->row0, bt->nrows, (const int64_t *)s->dev,
                     (const int32_t *)(s->dev + L.off_col), (const double *)(s->dev + L.off_val)};
+  if (ev) CIS_CUDA(cudaEventRecord(ev[2], d->stream));
   CIS_CALL(launch(d, k, &m, xt, Y, ldy));
+  if (ev) CIS_CUDA(cudaEventRecord(ev[3], d->stream));
   CIS_CUDA(cudaEventRecord(s->consumed, d->stream));
   return CIS_OK;
 }
 
-/* Host generation of block i+1 overlaps the copy and the kernel of block i. */
+/* Host generation of batch i+1 overlaps the copy and the kernel of batch i. */
 static cis_err apply_streamed(cis_hyb_cuda *d, int k, const double *xt, double *Y, int64_t ldy) {
-  for (int64_t i = 0; i < d->nstream; i++) {
+  int64_t nnz = 0, bytes = 0;
+  for (int64_t i = 0; i < d->nbatch; i++) {
+    const stream_batch *bt = &d->batches[i];
     stream_slot *s = &d->slots[i % CIS_NSLOTS];
-    const cis_csr_block *want = &d->h->blocks[d->stream_ids[i]], *src = NULL;
-    CIS_CALL(block_source(d, d->stream_ids[i], s, &src));
-    stage_layout L = layout_for(want->nrows, src->rowptr[want->nrows]);
-    CIS_CALL(stage_block(s, src, want->nrows, L));
-    CIS_CALL(ship_and_apply(d, s, want, L, k, xt, Y, ldy));
+    stage_layout L;
+    double t0 = cis_wtime();
+    CIS_CALL(batch_generate(d, bt));
+    CIS_CALL(batch_pack(d, bt, s, &L));
+    d->times.t_gen += cis_wtime() - t0;
+    CIS_CALL(ship_and_apply(d, s, bt, L, k, xt, Y, ldy, d->timing ? d->ev + 2 + 4 * i : NULL));
+    nnz += (int64_t)((L.bytes - L.off_val) / 8) - 2;
+    bytes += (int64_t)L.bytes;
   }
+  d->info.streamed_nnz = nnz;
+  d->info.streamed_bytes = bytes;
+  d->times.bytes_copied += bytes;
   return CIS_OK;
 }
 
 /* ---- products ------------------------------------------------------------------------------ */
 
+static double elapsed_s(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0.f;
+  if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0.0;
+  }
+  return 1e-3 * (double)ms;
+}
+
+/* After a timed pass: wait for its last kernel, then add up its events. */
+static cis_err collect_times(cis_hyb_cuda *d, double t0) {
+  CIS_CUDA(cudaStreamSynchronize(d->stream));
+  d->times.t_wall += cis_wtime() - t0;
+  d->times.t_kernel += elapsed_s(d->ev[0], d->ev[1]);
+  for (int64_t i = 0; i < d->nbatch; i++) {
+    cudaEvent_t *e = d->ev + 2 + 4 * i;
+    d->times.t_copy += elapsed_s(e[0], e[1]);
+    d->times.t_kernel += elapsed_s(e[2], e[3]);
+  }
+  return CIS_OK;
+}
+
 static cis_err apply_group(cis_hyb_cuda *d, int k, const double *X, double *Y, int multi) {
   const double *xt = X;
+  double t0 = cis_wtime();
+  if (d->timing) CIS_CUDA(cudaEventRecord(d->ev[0], d->stream));
   if (multi || k > 1) {
     unsigned g = (unsigned)((d->n + 255) / 256);
     if (d->n) cis_interleave_kernel<<<g, 256, 0, d->stream>>>(X, d->n, d->n, k, d->xt);
@@ -597,7 +774,10 @@ static cis_err apply_group(cis_hyb_cuda *d, int k, const double *X, double *Y, i
     xt = d->xt;
   }
   CIS_CALL(launch(d, k, NULL, xt, Y, d->n));
+  if (d->timing) CIS_CUDA(cudaEventRecord(d->ev[1], d->stream));
   if (d->nstream) CIS_CALL(apply_streamed(d, k, xt, Y, d->n));
+  d->times.passes++;
+  if (d->timing) CIS_CALL(collect_times(d, t0));
   return CIS_OK;
 }
 

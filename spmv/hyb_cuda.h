@@ -7,8 +7,10 @@
  *  - the cached Expansion blocks, concatenated into one CSR (64-bit row pointers over all n
  *    rows; rows of blocks that are not resident have empty ranges), while the budget allows.
  * Blocks that are not resident (not cached on the host, or over the budget) are streamed in
- * every product: regenerated through h->regen (or read from the host cache), staged in pinned
- * buffers, copied asynchronously and applied by a second kernel, two buffers in flight.
+ * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
+ * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
+ * copied asynchronously and applied by a second kernel, two batches in flight, so that the host
+ * generates batch i+1 while batch i is copied and multiplied.
  *
  * Products: Y = H X for k column-major vectors (ld n) in device memory, on `stream`.
  *
@@ -46,12 +48,39 @@ typedef struct {
   int64_t resident_blocks, streamed_blocks;
   int index_bits;          /* 16 or 32 */
   int subwarp;             /* lanes per row in our kernels */
+  int64_t budget;          /* the budget applied (bytes), the default resolved */
+  int64_t min_bytes;       /* cis_hyb_cuda_min_bytes: the smallest budget that works */
+  int64_t stream_buf_bytes;/* device bytes of the streaming buffers (grow to the largest batch) */
+  int64_t streamed_nnz;    /* Expansion entries streamed per product (known after one product) */
+  int64_t streamed_bytes;  /* bytes sent per product, row pointers included (likewise) */
+  int64_t batches;         /* streamed batches per product */
 } cis_hyb_cuda_info;
+
+/* Where the time of the products went, summed since the upload. Kernel and transfer times are
+ * measured with events (on the device); generation is host wall time spent regenerating and
+ * packing streamed blocks, the part not hidden behind the device being the visible cost. */
+typedef struct {
+  int64_t passes;          /* passes over the matrix (one per group of <= 8 vectors) */
+  double t_gen;            /* s, host: regenerating and packing streamed blocks */
+  double t_copy;           /* s, device: host-to-device copies of streamed batches */
+  double t_kernel;         /* s, device: our product kernels (resident and streamed parts) */
+  double t_wall;           /* s, host: the whole products, to the end of the last kernel */
+  int64_t bytes_copied;    /* total bytes sent host-to-device by the products */
+} cis_hyb_cuda_times;
 
 /* Device bytes the resident ELL block and the workspace need: the smallest usable budget. */
 int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags);
+/* Device bytes a budget keeps back for the streaming buffers before caching Expansion blocks
+ * (two batches of one block per OpenMP thread), at the current thread count. */
+int64_t cis_hyb_cuda_stream_bytes(const cis_hyb *h);
 
-/* budget <= 0: no limit beyond the device's free memory. */
+/* budget <= 0: 95% of the device's free memory less `reserve` bytes (room the caller keeps for
+ * its vectors); budget > 0: at most that, and never more than the free memory less `reserve`.
+ * The budget covers the resident ELL block, the workspace, the cached Expansion CSR and the
+ * streaming buffers. */
+cis_err cis_hyb_cuda_create2(const cis_hyb *h, int64_t budget, int64_t reserve, int flags,
+                             cudaStream_t stream, cis_hyb_cuda **out);
+/* cis_hyb_cuda_create2 with reserve 0. */
 cis_err cis_hyb_cuda_create(const cis_hyb *h, int64_t budget, int flags, cudaStream_t stream,
                             cis_hyb_cuda **out);
 void cis_hyb_cuda_destroy(cis_hyb_cuda **d);
@@ -60,6 +89,10 @@ void cis_hyb_cuda_get_info(const cis_hyb_cuda *d, cis_hyb_cuda_info *info);
 cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes);
 /* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (default the maximum). */
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k);
+/* Time every product with events (cis_hyb_cuda_get_times). Each product then waits for its
+ * last kernel before returning; off by default (benchmarks time from outside). */
+void cis_hyb_cuda_set_timing(cis_hyb_cuda *d, int on);
+void cis_hyb_cuda_get_times(const cis_hyb_cuda *d, cis_hyb_cuda_times *t);
 
 /* Y = H X with our kernels: k = 1 uses the single-vector kernel, k > 1 the multi-vector kernel
  * on groups of up to CIS_HYB_CUDA_MAX_K vectors (cis_hyb_cuda_set_group), each group one pass

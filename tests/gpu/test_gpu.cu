@@ -239,7 +239,7 @@ static cis_err backend_matvec(cis_backend *be, int k, const double *dX, double *
 static void check_backend_matvec(const test_case *tc, cis_hyb *h, const double *X,
                                  double *const *Yref) {
   int64_t n = tc->n, minb = cis_hyb_cuda_min_bytes(h, 0);
-  int64_t budgets[2] = {0, minb + (h->nnz_exp * 12) / 3 + 4096};
+  int64_t budgets[2] = {0, minb + cis_hyb_cuda_stream_bytes(h) + (h->nnz_exp * 12) / 3 + 4096};
   double *Y = (double *)malloc((size_t)n * KMAX * 8);
   for (int bi = 0; bi < 2; bi++) {
     cis_backend *be = NULL;
