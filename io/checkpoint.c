@@ -2,12 +2,9 @@
 #include "io/checkpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <hdf5.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/util.h"
 #include "io/io_private.h"
@@ -187,17 +184,6 @@ cleanup:
   return err;
 }
 
-static cis_err fsync_path(const char *path, int directory) {
-  int fd = open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDWR);
-  if (fd < 0) CIS_ERROR(CIS_ERR_IO, "cannot open %s to sync it: %s", path, strerror(errno));
-  int rc = fsync(fd);
-  int e = errno;
-  close(fd);
-  /* Some file systems refuse fsync on directories; the rename is still atomic there. */
-  if (rc != 0 && !(directory && (e == EINVAL || e == EBADF)))
-    CIS_ERROR(CIS_ERR_IO, "cannot sync %s: %s", path, strerror(e));
-  return CIS_OK;
-}
 
 /* ---- write / read ---------------------------------------------------------------------- */
 
@@ -256,30 +242,12 @@ static cis_err write_body(hid_t f, const cis_ckpt *c, const char *path) {
   return CIS_OK;
 }
 
+static cis_err ckpt_body(hid_t f, const char *tmp, const void *c) {
+  return write_body(f, (const cis_ckpt *)c, tmp);
+}
+
 cis_err cis_ckpt_write(const char *path, const cis_ckpt *c) {
-  char tmp[4200];
-  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  CIS_CHECK(f >= 0, CIS_ERR_IO, "cannot create checkpoint %s (directory missing or not writable?)",
-            tmp);
-  cis_err e = write_body(f, c, tmp);
-  if (e == CIS_OK && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
-    e = cis_error_raise(CIS_ERR_IO, __FILE__, __LINE__, __func__, "cannot flush %s", tmp);
-  if (H5Fclose(f) < 0 && e == CIS_OK)
-    e = cis_error_raise(CIS_ERR_IO, __FILE__, __LINE__, __func__, "cannot close %s", tmp);
-  if (e == CIS_OK) e = fsync_path(tmp, 0);
-  if (e == CIS_OK && rename(tmp, path) != 0)
-    e = cis_error_raise(CIS_ERR_IO, __FILE__, __LINE__, __func__, "cannot rename %s to %s: %s",
-                        tmp, path, strerror(errno));
-  if (e != CIS_OK) {
-    unlink(tmp);
-    cis_error_trace(__FILE__, __LINE__, __func__);
-    return e;
-  }
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s", path);
-  CIS_CALL(fsync_path(dirname(dir), 1));
+  CIS_CALL(cis_h5_write_atomic(path, ckpt_body, c));
   return CIS_OK;
 }
 

@@ -691,7 +691,16 @@ cleanup:
   return err;
 }
 
+static cis_err matrix_body(hid_t f, const char *tmp, const void *m) {
+  return cis_h5_write_matrix(f, tmp, (const cis_csr *)m);
+}
+
 cis_err cis_h5matrix_write(const char *path, const cis_csr *m) {
+  CIS_CALL(cis_h5_write_atomic(path, matrix_body, m));
+  return CIS_OK;
+}
+
+cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx) {
   cis_err err = CIS_OK;
   char tmp[4200];
   hid_t f = -1;
@@ -699,7 +708,7 @@ cis_err cis_h5matrix_write(const char *path, const cis_csr *m) {
   cis_h5_quiet();
   f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0) CIS_FAIL(CIS_ERR_IO, "cannot create %s (directory missing or not writable?)", tmp);
-  CIS_TRY(cis_h5_write_matrix(f, tmp, m));
+  CIS_TRY(body(f, tmp, ctx));
   if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) CIS_FAIL(CIS_ERR_IO, "cannot flush %s", tmp);
   herr_t st = H5Fclose(f);
   f = -1;

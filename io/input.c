@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <libgen.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,6 +109,17 @@ cis_err cis_io_fsync_path(const char *path) {
 cis_err cis_io_commit(const char *tmp, const char *path) {
   if (rename(tmp, path) != 0)
     CIS_ERROR(CIS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+  /* Sync the directory too, so that the rename itself survives a crash. Some file systems
+   * refuse fsync on a directory; the rename is still atomic there. */
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s", path);
+  int fd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    int rc = fsync(fd), e = errno;
+    close(fd);
+    if (rc != 0 && e != EINVAL && e != EBADF)
+      CIS_ERROR(CIS_ERR_IO, "cannot sync the folder of %s: %s", path, strerror(e));
+  }
   return CIS_OK;
 }
 

@@ -42,6 +42,13 @@ cis_err cis_io_fsync_path(const char *path);
 /* Rename tmp over path (CIS_ERR_IO with the OS reason); the caller removes tmp on failure. */
 cis_err cis_io_commit(const char *tmp, const char *path);
 
+/* Write an HDF5 file atomically: `body` fills a new file created as PATH.tmp (it gets the file
+ * and the temporary name for its messages); the file is flushed, closed and fsync'ed, renamed
+ * over PATH and its directory synced. On any failure the temporary file is removed and PATH is
+ * left as it was. */
+typedef cis_err (*cis_h5_body_fn)(hid_t f, const char *tmp, const void *ctx);
+cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx);
+
 /* HDF5 writing: each returns CIS_ERR_IO naming `path` and the object on a failed status. */
 void cis_h5_quiet(void);
 /* Close any HDF5 id (file, group, dataset, attribute, type, space) if valid; sets *id = -1. */

@@ -297,28 +297,23 @@ cis_err cis_output_write(const char *path, const cis_output *out) {
   return cis_output_write_analysis(path, out, NULL);
 }
 
+typedef struct {
+  const cis_output *out;
+  const cis_analysis *an;
+} output_ctx;
+
+static cis_err output_body(hid_t f, const char *tmp, const void *ctx) {
+  const output_ctx *c = ctx;
+  return write_all(f, tmp, c->out, c->an);
+}
+
 cis_err cis_output_write_analysis(const char *path, const cis_output *out,
                                   const cis_analysis *an) {
-  cis_err err = CIS_OK;
-  char tmp[4200];
-  hid_t f = -1;
   CIS_CHECK(out && out->h && out->res && out->res->nroots > 0, CIS_ERR_INTERNAL,
             "cis_output_write: missing matrix or results");
-  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
-  cis_h5_quiet();
-  f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) CIS_FAIL(CIS_ERR_IO, "cannot create %s (directory missing or not writable?)", tmp);
-  CIS_TRY(write_all(f, tmp, out, an));
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) CIS_FAIL(CIS_ERR_IO, "cannot flush %s", tmp);
-  herr_t st = H5Fclose(f);
-  f = -1;
-  if (st < 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s", tmp);
-  CIS_TRY(cis_io_fsync_path(tmp));
-  CIS_TRY(cis_io_commit(tmp, path));
-cleanup:
-  cis_h5_close(&f);
-  if (err != CIS_OK) remove(tmp);
-  return err;
+  output_ctx c = {out, an};
+  CIS_CALL(cis_h5_write_atomic(path, output_body, &c));
+  return CIS_OK;
 }
 
 cis_err cis_output_check_path(const char *path) {
