@@ -171,7 +171,6 @@ def p_n2_631g_cisd():
     mv, hdiag = truncci.sci_matvec(h1, eri, norb, nelec, strs)
     lev = truncci.sci_levels(norb, nelec, strs)
     sel = np.flatnonzero(lev <= 2)
-    t0 = time.time()
     e_proj, cvec, res = truncci.davidson_masked(mv, (len(strs[0]), len(strs[1])), sel,
                                                 hdiag[sel], 0)
     e_proj += ecore
@@ -208,7 +207,6 @@ def p_h2o_631g_cisdt():
     sel, shape = truncci.level_mask(norb, nelec, 3)
     mv = truncci.fci_grid_matvec(h1, eri, norb, nelec)
     hdiag = direct_spin1.make_hdiag(h1, eri, norb, nelec)
-    t0 = time.time()
     e, cvec, res = truncci.davidson_masked(mv, shape, sel, hdiag[sel], 0)
     assert res < RES_MAX, res
     grid = np.zeros(shape[0] * shape[1])
@@ -232,7 +230,8 @@ def p_h2o_631g_cisdt():
                   'P keeps (ia, ib) with level(ia) + level(ib) <= 3, level = popcount(str ^ ref) / 2',
                   'lib.davidson(aop, x0 = reference determinant, precond = 1/(hdiag - e), tol=1e-12) on the kept determinants'],
            notes=('Psi4 %s DETCI (ex_level 3, no frozen core, C2v): %.12f Eh, difference %.1e Eh '
-                  '(Psi4 uses a different bohr/angstrom constant; see tests/data/h2o_631g_cisdt.psi4.in).'
+                  '(input: tests/data/h2o_631g_cisdt.psi4.in; the two programs use slightly different '
+                  'bohr/angstrom constants, so agreement is expected to ~1e-9 Eh, not 1e-12).'
                   % (psi4['version'], psi4['energy'], psi4['energy'] - e)) if psi4 else
                  'Psi4 was not available when this was generated.')
 
@@ -446,12 +445,10 @@ def p_big_norb():
            'also: FCI with nelec (1,1) on the same integrals: %.12f (residual %.1e), see big_norb_fci2.ref' % (e2[0], res2)]
     write_ref(name, hdr, [(e, np.nan)])
     fcidump.from_integrals('%s/big_norb_fci2.fcidump' % DATA, h1, eri8, norb, 2, nuc=ecore, ms=0, tol=FCIDUMP_TOL)
-    space2 = 'FCI, norb %d, nelec (1, 1), ms2 0, %d determinants' % (norb, norb * norb)
-    write_ref('big_norb_fci2', ['system: same model Hamiltonian as big_norb.fcidump, 2 electrons',
-                                'space: %s' % space2,
-                                'method: lib.davidson(tol=1e-12) on all determinants, H x = truncci.EopHamiltonian (equal to '
-                                'direct_spin1.contract_2e to %.1e for these integrals); residual %.1e' % (err_72, res2)],
-              [(e2[0], s2_2[0])])
+    # Its reference comes from a dense diagonalisation (tests/data/fci_two_electrons.py): the
+    # Davidson run above, started from the aufbau determinant, converges to the second root.
+    import fci_two_electrons
+    fci_two_electrons.main()
     doc = MODEL_DOC.format(**MODEL)
     record(name, energies=[e], s2=[None], space=space, norb=norb, nelec=nelec, res=res,
            system='model Hamiltonian, norb 72', basis='-', geom='-', orbitals='site basis',
@@ -461,10 +458,10 @@ def p_big_norb():
                   'proved equal to direct_spin1.contract_2e(absorb_h1e(...)): max diff %.1e (norb 10, nelec (2,2),(3,2)), '
                   '%.1e (norb 72, nelec (1,1))' % (err_small, err_72),
                   'P keeps level(ia) + level(ib) <= 2 on the 2556 x 2556 FCI grid; lib.davidson(tol=1e-12)',
-                  'big_norb_fci2: lib.davidson(tol=1e-12) with truncci.EopHamiltonian(h1, eri8, 72, (1, 1)) on all 5184 '
-                  'determinants (direct_spin1.kernel is too slow at norb 72: its dense (pq|rs) contraction costs npair^2 per determinant)'],
-           notes=doc + '\nbig_norb_fci2.{fcidump,ref}: same integrals, NELEC=2: FCI %.12f Eh (<S^2> not computed: '
-                 'pyscf.fci.spin_op needs norb < 64). Took %.0f s.' % (e2[0], wall))
+                  'big_norb_fci2: numpy.linalg.eigh of the dense (1,1) FCI matrix (tests/data/fci_two_electrons.py); '
+                  'a Davidson run from the aufbau determinant had converged to the second root, %.12f' % e2[0]],
+           notes=doc + '\nbig_norb_fci2.{fcidump,ref}: same integrals, NELEC=2: FCI by dense diagonalisation '
+                 '(tests/data/fci_two_electrons.py; <S^2> not computed: pyscf.fci.spin_op needs norb < 64). Took %.0f s.' % wall)
 
 
 # ------------------------------------------------------------- later features
@@ -484,7 +481,8 @@ def p_n2_sto3g_singlets():
     dfs = max(abs(a - b[0]) for a, b in zip(e_fs, singlets))
     assert dfs < 1e-9, (e_fs, singlets)
     es = [x[0] for x in singlets]
-    degen = ['roots %d,%d degenerate (diff %.1e)' % (i, i + 1, es[i + 1] - es[i])
+    degen = ['roots %d,%d degenerate (diff %.1e; the two components of one Pi/Delta state of Dooh)'
+             % (i, i + 1, es[i + 1] - es[i])
              for i in range(2) if es[i + 1] - es[i] < 1e-8]
     space = 'FCI, norb %d, nelec %s, ms2 0, %d determinants; 3 lowest singlets' % (norb, nelec, c_all[0].size)
     method = ('direct_spin1.FCI().kernel(nroots=16), singlets picked by spin_square (< 1e-6); residual %.1e; '
@@ -551,7 +549,7 @@ README_HEAD = """# Reference data
 Every file here is written by `tests/data/make_refs.py` (helpers in `truncci.py`);
 run from the repository root:
 
-    OMP_NUM_THREADS=1 python3 tests/data/make_refs.py            # everything (~{minutes} min)
+    OMP_NUM_THREADS=1 python3 tests/data/make_refs.py            # everything (about 8 min on one core)
     OMP_NUM_THREADS=1 python3 tests/data/make_refs.py --only h2o_sto3g,oh_631g_doublet
 
 Generated {date} with pyscf {pyscf}, numpy {numpy}, scipy {scipy}, Python {python}.
@@ -585,7 +583,7 @@ Generated {date} with pyscf {pyscf}, numpy {numpy}, scipy {scipy}, Python {pytho
 """
 
 
-def readme(t_total):
+def readme():
     rows = ['| name | space | roots: E_total (Eh) | <S^2> |', '|---|---|---|---|']
     for name, r in RESULTS.items():
         if 'energies' not in r:
@@ -594,7 +592,7 @@ def readme(t_total):
                                            ', '.join(fmt_s2(s) for s in r['s2'])))
     head = README_HEAD.format(date=datetime.date.today().isoformat(), pyscf=pyscf.__version__,
                               numpy=np.__version__, scipy=__import__('scipy').__version__,
-                              python=sys.version.split()[0], minutes=max(1, round(t_total / 60)),
+                              python=sys.version.split()[0],
                               table='\n'.join(rows))
     parts = [head]
     for name, r in RESULTS.items():
@@ -648,7 +646,8 @@ ORDER = ['h2o_sto3g', 'n2_631g_cisd', 'h2o_631g_cisdt', 'oh_631g_doublet', 'h2o_
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--only', default='', help='comma-separated subset of: ' + ', '.join(ORDER))
+    ap.add_argument('--only', default='', help='comma-separated subset of: ' + ', '.join(ORDER) +
+                    ' (an unknown name runs nothing and only rewrites README.md from summary.json)')
     ap.add_argument('--no-readme', action='store_true', help='do not rewrite tests/data/README.md')
     args = ap.parse_args()
     if not os.path.isdir(DATA):
@@ -668,7 +667,7 @@ def main():
             table[name]()
     merge_summary()
     if not args.no_readme:
-        readme(time.time() - t0)
+        readme()
     print('\n%-20s %-60s %s' % ('name', 'space', 'E_total (Eh)'))
     for name, r in RESULTS.items():
         if 'energies' in r:
