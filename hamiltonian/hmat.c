@@ -82,35 +82,195 @@ void cis_hmat_destroy(cis_hmat **hp) {
 
 /* ---- CI matrices --------------------------------------------------------------------------- */
 
-/* Pass 1: Reference (ELL) and Expansion entries of every row. */
-static cis_err count_rows(const cis_rowgen *g, int nt, int32_t *ell_len, int32_t *exp_len,
-                          int64_t *generated) {
-  int64_t nref = g->space->nref, n = g->space->ndet, total = 0;
-  int fail = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : total)
+/* One generation pass builds everything: each Expansion block is generated once into a
+ * thread's growable CSR scratch and its rows' Reference entries into a per-block buffer; the
+ * block is copied out if it fits the budget, and the sliced ELL is sized from the row lengths
+ * and packed at the end. Rows are stored in generation order (a product needs no more). */
+
+typedef struct {
+  int32_t *col;
+  double *val;
+  int64_t n, cap;
+} ref_buf;
+
+typedef struct {
+  const cis_rowgen *g;
+  cis_hyb *hy;
+  ref_buf *ref;        /* nblocks: Reference entries of each block's rows, in row order */
+  unsigned char *held; /* nblocks: counted against the budget: 1 being copied out, 2 copied */
+  int64_t *nnz;        /* nblocks: Expansion entries */
+  int64_t budget, used, first_refused;
+} build_state;
+
+/* Reference and Expansion entries per row from a sample of rows: the block size and the
+ * default budget are chosen before the pass. */
+static cis_err sample_rows(const cis_rowgen *g, double *ref_per_row, double *exp_per_row) {
+  cis_rowbuf b;
+  int64_t n = g->space->ndet, nref = g->space->nref, m = CIS_MIN(n, (int64_t)512), nr = 0, ne = 0;
+  CIS_CALL(cis_rowbuf_init(g, &b));
+  for (int64_t s = 0; s < m; s++) {
+    int64_t len = cis_rowgen_row(g, s * n / m, 0, &b);
+    for (int64_t t = 0; t < len; t++) nr += b.col[t] < nref;
+    ne += len;
+  }
+  cis_rowbuf_free(&b);
+  *ref_per_row = (double)nr / (double)m;
+  *exp_per_row = (double)(ne - nr) / (double)m;
+  return CIS_OK;
+}
+
+static cis_err ref_push(ref_buf *rb, int32_t col, double val) {
+  if (rb->n == rb->cap) {
+    int64_t cap = CIS_MAX(2 * rb->cap, (int64_t)256);
+    CIS_CALL(cis_realloc(&rb->col, (size_t)cap, sizeof(int32_t), "Reference entries"));
+    CIS_CALL(cis_realloc(&rb->val, (size_t)cap, sizeof(double), "Reference entries"));
+    rb->cap = cap;
+  }
+  rb->col[rb->n] = col;
+  rb->val[rb->n++] = val;
+  return CIS_OK;
+}
+
+/* Rows of block b: the Expansion part into out, the Reference part into st->ref[b] (and the
+ * ELL row lengths). */
+static cis_err gen_block(build_state *st, int64_t b, cis_rowbuf *buf, cis_csr_block *out,
+                         int64_t *generated) {
+  const cis_csr_block *blk = &st->hy->blocks[b];
+  cis_ell *e = &st->hy->ell;
+  ref_buf *rb = &st->ref[b];
+  int64_t nref = e->boundary, nnz = 0, room = st->g->max_row;
+  CIS_CALL(cis_csr_block_reserve(out, blk->nrows, CIS_MAX(out->cap, room)));
+  out->rowptr[0] = 0;
+  for (int64_t l = 0; l < blk->nrows; l++) {
+    int64_t r = blk->row0 + l, ref0 = rb->n;
+    if (nnz + room > out->cap)
+      CIS_CALL(cis_csr_block_reserve(out, blk->nrows, CIS_MAX(2 * out->cap, nnz + room)));
+    int32_t *col = out->col + nnz, cmin = INT32_MAX;
+    double *val = out->val + nnz;
+    int64_t len = cis_rowgen_row_to(st->g, r, buf, col, val), w = 0;
+    *generated += len;
+    for (int64_t t = 0; t < len; t++) cmin = col[t] < cmin ? col[t] : cmin;
+    if (cmin < nref) { /* move the Reference entries out (most rows have none) */
+      for (int64_t t = 0; t < len; t++) {
+        if (col[t] < nref) {
+          CIS_CALL(ref_push(rb, col[t], val[t]));
+        } else {
+          col[w] = col[t];
+          val[w++] = val[t];
+        }
+      }
+      len = w;
+    }
+    nnz += len;
+    e->row_len[r] = (int32_t)(rb->n - ref0);
+    out->rowptr[l + 1] = nnz;
+  }
+  out->nnz = nnz;
+  return CIS_OK;
+}
+
+static int64_t bytes_of(const build_state *st, int64_t b) {
+  return block_bytes(st->hy->blocks[b].nrows, st->nnz[b]);
+}
+
+/* Whether block b may be kept, blocks being kept in row order while they fit: a block that
+ * finishes early and holds budget that an earlier block needs is given up (freed after the
+ * pass), so the kept blocks are those a sequential pass would keep. Called in a critical
+ * section. */
+static int budget_claim(build_state *st, int64_t b) {
+  int64_t bytes = bytes_of(st, b);
+  if (b > st->first_refused) return 0;
+  for (int64_t x = st->hy->nblocks - 1; x > b && st->used + bytes > st->budget; x--)
+    if (st->held[x]) { /* one still being copied is freed by its thread */
+      if (st->held[x] == 2) cis_csr_block_free(&st->hy->blocks[x]);
+      st->held[x] = 0;
+      st->used -= bytes_of(st, x);
+    }
+  if (st->used + bytes > st->budget) {
+    st->first_refused = b;
+    return 0;
+  }
+  st->held[b] = 1;
+  st->used += bytes;
+  return 1;
+}
+
+static cis_err keep_block(build_state *st, int64_t b, const cis_csr_block *src) {
+  cis_csr_block *blk = &st->hy->blocks[b];
+  int keep;
+#pragma omp critical(cis_hmat_budget)
+  keep = budget_claim(st, b);
+  if (!keep) return CIS_OK;
+  /* Exactly sized: the budget counts these bytes. */
+  CIS_CALL(cis_csr_block_reserve(blk, blk->nrows, CIS_MAX(src->nnz, (int64_t)1)));
+  memcpy(blk->rowptr, src->rowptr, sizeof(int64_t) * (size_t)(blk->nrows + 1));
+  memcpy(blk->col, src->col, sizeof(int32_t) * (size_t)src->nnz);
+  memcpy(blk->val, src->val, sizeof(double) * (size_t)src->nnz);
+  blk->nnz = src->nnz;
+#pragma omp critical(cis_hmat_budget)
   {
-    cis_rowbuf b;
-    int ok = cis_rowbuf_init(g, &b) == CIS_OK;
+    keep = st->held[b] != 0; /* not given up to an earlier block meanwhile */
+    if (keep)
+      st->held[b] = 2;
+    else
+      cis_csr_block_free(blk);
+  }
+  return CIS_OK;
+}
+
+static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *generated) {
+  int fail = 0;
+  int64_t total = 0, nexp = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : total, nexp)
+  {
+    cis_rowbuf buf;
+    cis_csr_block out;
+    memset(&out, 0, sizeof out);
+    int ok = cis_rowbuf_init(st->g, &buf) == CIS_OK;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < st->hy->nblocks; b++) {
+      int seen;
+#pragma omp atomic read
+      seen = fail;
+      if (!ok || seen) continue;
+      ok = gen_block(st, b, &buf, &out, &total) == CIS_OK;
+      st->nnz[b] = out.nnz;
+      nexp += out.nnz;
+      ok = ok && keep_block(st, b, &out) == CIS_OK;
+    }
     if (!ok) {
 #pragma omp atomic write
       fail = 1;
     }
-#pragma omp for schedule(dynamic, 64)
-    for (int64_t r = 0; r < n; r++) {
-      if (!ok) continue;
-      /* Counting needs no order: skip the sort here, the fill pass sorts. */
-      int64_t len = cis_rowgen_row(g, r, 0, &b), s = 0;
-      for (int64_t t = 0; t < len; t++) s += b.col[t] < nref;
-      ell_len[r] = (int32_t)s;
-      exp_len[r] = (int32_t)(len - s);
-      total += len;
-    }
-    cis_rowbuf_free(&b);
+    cis_rowbuf_free(&buf);
+    cis_csr_block_free(&out);
   }
-  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for row scratch (%ld entries a row)",
-            (long)g->max_row);
+  CIS_CHECK(!fail, CIS_ERR_NOMEM,
+            "out of host memory generating the Hamiltonian (row scratch, Reference entries or "
+            "a cached block)");
+  *exp_nnz = nexp;
   *generated += total;
   return CIS_OK;
+}
+
+/* Keep the longest run of held blocks from the first; free the rest. */
+static void settle_blocks(cis_hmat *h, const build_state *st) {
+  cis_hyb *hy = &h->hyb;
+  int64_t used = 0, stream = 0, run = 1;
+  hy->ncached = 0;
+  for (int64_t b = 0; b < hy->nblocks; b++) {
+    cis_csr_block *blk = &hy->blocks[b];
+    run = run && st->held[b];
+    if (run) {
+      used += bytes_of(st, b);
+      hy->ncached++;
+    } else {
+      cis_csr_block_free(blk);
+    }
+  }
+  for (int64_t b = hy->ncached; b < hy->nblocks; b++) stream += bytes_of(st, b);
+  h->stats.cached_bytes = used;
+  h->stats.streamed_bytes_per_matvec = stream;
 }
 
 static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
@@ -136,91 +296,61 @@ static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
   return CIS_OK;
 }
 
-/* Cache blocks in order while they fit the budget; the rest are regenerated per matvec. */
-static cis_err cache_blocks(cis_hmat *h, const int32_t *exp_len, int64_t budget) {
-  cis_hyb *hy = &h->hyb;
-  int64_t used = 0, stream = 0, all = 1;
-  hy->nnz_exp = 0;
-  for (int64_t b = 0; b < hy->nblocks; b++) {
-    cis_csr_block *blk = &hy->blocks[b];
-    int64_t nnz = 0;
-    for (int64_t l = 0; l < blk->nrows; l++) nnz += exp_len[blk->row0 + l];
-    hy->nnz_exp += nnz;
-    int64_t bytes = block_bytes(blk->nrows, nnz);
-    if (all && used + bytes <= budget) {
-      CIS_CALL(cis_csr_block_reserve(blk, blk->nrows, nnz));
-      blk->rowptr[0] = 0;
-      for (int64_t l = 0; l < blk->nrows; l++)
-        blk->rowptr[l + 1] = blk->rowptr[l] + exp_len[blk->row0 + l];
-      blk->nnz = nnz;
-      used += bytes;
-      hy->ncached++;
-    } else {
-      all = 0;
-      stream += bytes;
-    }
-  }
-  h->stats.cached_bytes = used;
-  h->stats.streamed_bytes_per_matvec = stream;
-  return CIS_OK;
-}
-
-/* Pass 2: the ELL entries of every row and the Expansion entries of cached blocks. */
-static cis_err fill_rows(cis_hmat *h, const cis_rowgen *g, int nt, int64_t *generated) {
-  cis_hyb *hy = &h->hyb;
+/* The per-block Reference entries into the sliced ELL; the buffers are freed. */
+static void ell_pack(cis_hyb *hy, ref_buf *ref) {
   cis_ell *e = &hy->ell;
-  int64_t n = h->n, total = 0;
-  int fail = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : total)
-  {
-    cis_rowbuf b;
-    int ok = cis_rowbuf_init(g, &b) == CIS_OK;
-    if (!ok) {
-#pragma omp atomic write
-      fail = 1;
-    }
-#pragma omp for schedule(dynamic, 64)
-    for (int64_t r = 0; r < n; r++) {
-      if (!ok) continue;
-      int64_t len = cis_rowgen_row(g, r, 1, &b), s = e->row_len[r];
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t b = 0; b < hy->nblocks; b++) {
+    const cis_csr_block *blk = &hy->blocks[b];
+    int64_t at = 0;
+    for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
       int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
-      memcpy(e->col + q0, b.col, sizeof(int32_t) * (size_t)s);
-      memcpy(e->val + q0, b.out, sizeof(double) * (size_t)s);
-      cis_csr_block *blk = &hy->blocks[r / hy->block_rows];
-      if (cis_csr_block_cached(blk)) {
-        int64_t p = blk->rowptr[r - blk->row0];
-        memcpy(blk->col + p, b.col + s, sizeof(int32_t) * (size_t)(len - s));
-        memcpy(blk->val + p, b.out + s, sizeof(double) * (size_t)(len - s));
-      }
-      total += len;
+      memcpy(e->col + q0, ref[b].col + at, sizeof(int32_t) * (size_t)e->row_len[r]);
+      memcpy(e->val + q0, ref[b].val + at, sizeof(double) * (size_t)e->row_len[r]);
+      at += e->row_len[r];
     }
-    cis_rowbuf_free(&b);
+    cis_free(&ref[b].col);
+    cis_free(&ref[b].val);
   }
-  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for row scratch");
-  *generated += total;
-  return CIS_OK;
 }
 
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
-  int32_t *exp_len = NULL;
+  build_state st = {.g = g, .hy = &h->hyb};
   int nt = nthreads_of(opts ? opts->nthreads : 0);
-  int64_t n = h->n;
+  int64_t n = h->n, nexp = 0;
   cis_ell *e = &h->hyb.ell;
-  CIS_TRY(cis_malloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
-  CIS_TRY(cis_malloc(&exp_len, (size_t)n, sizeof(int32_t), "Expansion row lengths"));
-  CIS_TRY(count_rows(g, nt, e->row_len, exp_len, &h->stats.elements_generated));
-  CIS_TRY(ell_shape(e, n, h->nref));
-  int64_t nnz_exp = 0;
-  for (int64_t r = 0; r < n; r++) nnz_exp += exp_len[r];
-  int64_t br = opts && opts->block_rows > 0 ? opts->block_rows : auto_block_rows(n, nnz_exp, nt);
+  double ref_row, exp_row;
+  CIS_TRY(sample_rows(g, &ref_row, &exp_row));
+  int64_t br = opts && opts->block_rows > 0
+                   ? opts->block_rows
+                   : auto_block_rows(n, (int64_t)(exp_row * (double)n), nt);
   CIS_TRY(alloc_blocks(&h->hyb, n, br));
+  /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
+  int64_t ell_est = (int64_t)(2.0 * ref_row * (double)n * 12.0) + 12 * n;
+  h->stats.budget = resolve_budget(opts ? opts->mem_budget : -1, n, ell_est);
+  st.budget = h->stats.budget;
+  st.first_refused = h->hyb.nblocks;
+  CIS_TRY(cis_malloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
+  e->boundary = h->nref;
+  CIS_TRY(cis_calloc(&st.ref, (size_t)h->hyb.nblocks, sizeof(ref_buf), "Reference entries"));
+  CIS_TRY(cis_calloc(&st.held, (size_t)h->hyb.nblocks, 1, "block flags"));
+  CIS_TRY(cis_calloc(&st.nnz, (size_t)h->hyb.nblocks, sizeof(int64_t), "block sizes"));
+  CIS_TRY(gen_all(&st, nt, &nexp, &h->stats.elements_generated));
+  h->hyb.nnz_exp = nexp;
+  settle_blocks(h, &st);
+  CIS_TRY(ell_shape(e, n, h->nref));
+  ell_pack(&h->hyb, st.ref);
   h->stats.ell_bytes = cis_ell_bytes(e);
-  h->stats.budget = resolve_budget(opts ? opts->mem_budget : -1, n, h->stats.ell_bytes);
-  CIS_TRY(cache_blocks(h, exp_len, h->stats.budget));
-  CIS_TRY(fill_rows(h, g, nt, &h->stats.elements_generated));
 cleanup:
-  cis_free(&exp_len);
+  if (st.ref)
+    for (int64_t b = 0; b < h->hyb.nblocks; b++) {
+      cis_free(&st.ref[b].col);
+      cis_free(&st.ref[b].val);
+    }
+  cis_free(&st.ref);
+  cis_free(&st.held);
+  cis_free(&st.nnz);
   return err;
 }
 
@@ -252,6 +382,7 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   if (h->hyb.ncached < h->hyb.nblocks) {
     h->hyb.regen = cis_rowgen_regen;
     h->hyb.regen_ctx = im->rg;
+    h->hyb.regen_apply = cis_rowgen_apply;
   }
   CIS_TRY(make_hpp(h));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
@@ -442,17 +573,20 @@ static int by_col(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Regenerated rows come in generation order (the product needs no more); sort one for export. */
-static cis_err sort_row(int32_t *col, double *val, int64_t len) {
+/* Rows are stored in generation order (the product needs no more); sort one part of a row for
+ * export. tmp/cap: scratch grown as needed. */
+static cis_err sort_row(int32_t *col, double *val, int64_t len, row_entry **tmp, int64_t *cap) {
   int sorted = 1;
   for (int64_t t = 1; t < len && sorted; t++) sorted = col[t - 1] <= col[t];
   if (sorted) return CIS_OK;
-  row_entry *tmp = NULL;
-  CIS_CALL(cis_malloc(&tmp, (size_t)len, sizeof *tmp, "row sort"));
-  for (int64_t t = 0; t < len; t++) tmp[t] = (row_entry){col[t], val[t]};
-  qsort(tmp, (size_t)len, sizeof *tmp, by_col);
-  for (int64_t t = 0; t < len; t++) col[t] = tmp[t].col, val[t] = tmp[t].val;
-  cis_free(&tmp);
+  if (len > *cap) {
+    CIS_CALL(cis_realloc(tmp, (size_t)len, sizeof **tmp, "row sort"));
+    *cap = len;
+  }
+  row_entry *e = *tmp;
+  for (int64_t t = 0; t < len; t++) e[t] = (row_entry){col[t], val[t]};
+  qsort(e, (size_t)len, sizeof *e, by_col);
+  for (int64_t t = 0; t < len; t++) col[t] = e[t].col, val[t] = e[t].val;
   return CIS_OK;
 }
 
@@ -461,7 +595,8 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
   const cis_hyb *hy = &h->hyb;
   const cis_ell *e = &hy->ell;
   cis_csr_block scratch = {0};
-  int64_t cap = 0;
+  row_entry *tmp = NULL;
+  int64_t cap = 0, tcap = 0;
   memset(out, 0, sizeof *out);
   out->n = h->n;
   CIS_TRY(cis_malloc(&out->rowptr, (size_t)h->n + 1, sizeof(int64_t), "matrix row pointers"));
@@ -476,15 +611,20 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
     for (int64_t l = 0; l < blk->nrows; l++) {
       int64_t r = blk->row0 + l;
       int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
+      /* Reference columns all precede Expansion columns: sorting each part sorts the row. */
       CIS_TRY(append_row(out, &cap, e->col + q0, e->val + q0, e->row_len[r]));
+      int64_t len = e->row_len[r];
+      CIS_TRY(sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp, &tcap));
       int64_t p0 = blk->rowptr[l], p1 = blk->rowptr[l + 1];
       CIS_TRY(append_row(out, &cap, blk->col + p0, blk->val + p0, p1 - p0));
-      CIS_TRY(sort_row(out->col + out->nnz - (p1 - p0), out->val + out->nnz - (p1 - p0), p1 - p0));
+      len = p1 - p0;
+      CIS_TRY(sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp, &tcap));
       out->rowptr[r + 1] = out->nnz;
     }
   }
 cleanup:
   cis_csr_block_free(&scratch);
+  cis_free(&tmp);
   if (err) cis_csr_free(out);
   return err;
 }

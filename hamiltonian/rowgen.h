@@ -52,6 +52,14 @@ typedef struct {
   double spin_shift, spin_s2;
   int spin_squared;
   int64_t max_flips;      /* bound on the spin flips of one determinant */
+  /* Pair classes (see rowgen.c): pairs P with the same set {Q : |V(P,Q)| > CIS_ROWGEN_DROP}
+   * share a class; every beta string's singles are grouped by the class of their pair, so the
+   * alpha-beta doubles skip the groups whose integrals all vanish. ncls = 1: no grouping. */
+  int ncls;
+  int32_t *pcls;          /* npair */
+  unsigned char *cls_nz;  /* ncls x ncls: some V(P,Q) of these classes is kept */
+  int32_t *cls_ptr;       /* bstr.n x (ncls + 1): offsets of each class in a string's singles */
+  struct cis_rowbuf_pool *pool; /* row scratch reused by regeneration calls (rowgen.c) */
 } cis_rowgen;
 
 /* Choose the penalty (see above) and grow max_row for the squared form's extra entries. */
@@ -86,6 +94,10 @@ void cis_rowbuf_free(cis_rowbuf *b);
  * the sort. */
 #define CIS_ROWGEN_DROP 1e-14
 int64_t cis_rowgen_row(const cis_rowgen *g, int64_t row, int sorted, cis_rowbuf *b);
+/* The same row, unsorted, written to col/val (room for max_row entries) instead of b's arrays
+ * (b is still the scratch): lets a builder generate straight into its storage. */
+int64_t cis_rowgen_row_to(const cis_rowgen *g, int64_t row, cis_rowbuf *b, int32_t *col,
+                          double *val);
 
 /* First position in the sorted row whose column is >= boundary. */
 static inline int64_t cis_row_split(const int32_t *col, int64_t len, int64_t boundary) {
@@ -103,5 +115,9 @@ static inline int64_t cis_row_split(const int32_t *col, int64_t len, int64_t bou
 /* cis_regen_fn: the Expansion part of rows [row0, row0+nrows) into out (grown as needed).
  * ctx is a cis_rowgen; single-threaded, callable from several threads at once. */
 cis_err cis_rowgen_regen(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *out);
+/* cis_regen_apply_fn: Y[r, :] += (Expansion part of row r) X for those rows, each row
+ * multiplied as it is generated (no CSR written). Same threading as cis_rowgen_regen. */
+cis_err cis_rowgen_apply(void *ctx, int64_t row0, int64_t nrows, int k, const double *X,
+                         double *Y, int64_t n);
 
 #endif

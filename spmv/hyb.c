@@ -321,7 +321,10 @@ static void apply_streamed(const cis_hyb *h, int k, const double *X, double *Y,
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < h->nblocks; b++) {
       if (cis_csr_block_cached(&h->blocks[b]) || worker_error_seen(we)) continue;
-      cis_err e = apply_uncached(h, &h->blocks[b], &scratch, k, X, Y);
+      const cis_csr_block *blk = &h->blocks[b];
+      cis_err e = h->regen_apply
+                      ? h->regen_apply(h->regen_ctx, blk->row0, blk->nrows, k, X, Y, h->n)
+                      : apply_uncached(h, blk, &scratch, k, X, Y);
       if (e != CIS_OK) worker_error_keep(we, e);
     }
     cis_csr_block_free(&scratch);

@@ -47,6 +47,11 @@ typedef struct {
  * Must be callable from several threads at once with different `out`; grows out's arrays
  * as needed (cis_csr_block_reserve). */
 typedef cis_err (*cis_regen_fn)(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *out);
+/* Optional, with regen: Y[r, :] += (Expansion part of row r) X for r in [row0, row0+nrows),
+ * X and Y n x k with leading dimension n, each row multiplied as it is generated (no CSR
+ * block written). The CPU product uses it for blocks that are not cached when it is set. */
+typedef cis_err (*cis_regen_apply_fn)(void *ctx, int64_t row0, int64_t nrows, int k,
+                                      const double *X, double *Y, int64_t n);
 
 typedef struct {
   int64_t n;
@@ -58,6 +63,7 @@ typedef struct {
   int64_t ncached;       /* blocks that are cached */
   cis_regen_fn regen;    /* NULL when every block is cached */
   void *regen_ctx;
+  cis_regen_apply_fn regen_apply; /* optional (NULL: regen, then multiply) */
 } cis_hyb;
 
 static inline int cis_csr_block_cached(const cis_csr_block *b) { return b->val != 0; }

@@ -1,7 +1,7 @@
 /* Our Hamiltonian against PySCF's (data from make_matrix_ref.py).
  *
  * usage: test_hmat_pyscf FILE.h5 [--space fci|cisd] [--ref-size N] [--budget BYTES]
- *                                [--block-rows N] [--expect-streamed]
+ *                                [--block-rows N] [--expect-streamed] [--expect-cached N]
  * Determinants are matched by their bit strings. Checks: every element of our H against
  * PySCF's H (when the file holds it; for a truncated space, the principal submatrix), H x
  * against PySCF's contract_2e x (FCI only), the Reference block and the diagonal against H,
@@ -211,6 +211,7 @@ static int run(const char *path, int argc, char **argv) {
   cis_space_opts so = {0, 0};
   cis_hmat_opts ho = {-1, 0, 0, 0};
   int expect_streamed = 0;
+  long expect_cached = -1;
   for (int a = 2; a < argc; a++) {
     if (!strcmp(argv[a], "--space") && a + 1 < argc) {
       a++;
@@ -224,6 +225,8 @@ static int run(const char *path, int argc, char **argv) {
       ho.block_rows = atol(argv[++a]);
     } else if (!strcmp(argv[a], "--expect-streamed")) {
       expect_streamed = 1;
+    } else if (!strcmp(argv[a], "--expect-cached") && a + 1 < argc) {
+      expect_cached = atol(argv[++a]);
     } else {
       printf("unknown argument %s\n", argv[a]);
       return 1;
@@ -251,6 +254,9 @@ static int run(const char *path, int argc, char **argv) {
   EXPECT(inside == h->n, "%ld of our determinants are not PySCF's", (long)(h->n - inside));
   if (expect_streamed)
     EXPECT(h->hyb.ncached < h->hyb.nblocks && h->hyb.regen, "no block is regenerated");
+  if (expect_cached >= 0)
+    EXPECT(h->hyb.ncached == expect_cached, "%ld blocks cached, expected %ld",
+           (long)h->hyb.ncached, expect_cached);
   if (r.hval) check_elements(&r, h, map);
   if (spec.kind == CIS_SPACE_FCI) {
     EXPECT(h->n == N, "FCI has %ld determinants, PySCF %ld", (long)h->n, (long)N);
