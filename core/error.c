@@ -73,3 +73,20 @@ void cis_error_print(int verbose) {
   fprintf(stderr, "cisolve: error: %s\n", g_msg[0] ? g_msg : cis_err_name(g_code));
   if (verbose && g_where[0]) fprintf(stderr, "%s", g_where);
 }
+
+void cis_worker_error_keep(cis_worker_error *we, cis_err e) {
+#pragma omp critical(cis_worker_error)
+  {
+    if (we->code == CIS_OK) {
+      we->code = e;
+      snprintf(we->msg, sizeof we->msg, "%s", cis_error_message());
+    }
+  }
+}
+
+int cis_worker_error_seen(cis_worker_error *we) {
+  cis_err c;
+#pragma omp atomic read
+  c = we->code;
+  return c != CIS_OK;
+}

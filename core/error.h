@@ -56,6 +56,21 @@ void cis_error_clear(void);
 /* Print "cisolve: error: MESSAGE" (and the trace when verbose) to stderr. */
 void cis_error_print(int verbose);
 
+/* The first error raised by any of a team of OpenMP workers. The error state is per thread, so a
+ * worker keeps a copy (cis_worker_error_keep, thread-safe), the others stop early when
+ * cis_worker_error_seen says so, and the joining thread re-raises it with CIS_WORKER_RERAISE. */
+typedef struct {
+  cis_err code;
+  char msg[1024];
+} cis_worker_error;
+
+void cis_worker_error_keep(cis_worker_error *we, cis_err e);
+int cis_worker_error_seen(cis_worker_error *we);
+#define CIS_WORKER_RERAISE(we) \
+  do {                         \
+    if ((we).code != CIS_OK) CIS_ERROR((we).code, "%s", (we).msg); \
+  } while (0)
+
 #define CIS_ERROR(code, ...) \
   return cis_error_raise((code), __FILE__, __LINE__, __func__, __VA_ARGS__)
 

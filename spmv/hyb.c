@@ -280,29 +280,6 @@ static cis_err apply_uncached(const cis_hyb *h, const cis_csr_block *want, cis_c
   return CIS_OK;
 }
 
-typedef struct {
-  cis_err code;
-  char msg[1024];
-} worker_error;
-
-/* The error state is per thread: copy the first worker's message so the caller can re-raise. */
-static void worker_error_keep(worker_error *we, cis_err e) {
-#pragma omp critical(cis_hyb_worker_error)
-  {
-    if (we->code == CIS_OK) {
-      we->code = e;
-      snprintf(we->msg, sizeof we->msg, "%s", cis_error_message());
-    }
-  }
-}
-
-static int worker_error_seen(worker_error *we) {
-  cis_err c;
-#pragma omp atomic read
-  c = we->code;
-  return c != CIS_OK;
-}
-
 static void apply_resident(const cis_hyb *h, int k, const double *X, double *Y) {
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t i = 0; i < h->n; i++) {
@@ -313,19 +290,19 @@ static void apply_resident(const cis_hyb *h, int k, const double *X, double *Y) 
 }
 
 static void apply_streamed(const cis_hyb *h, int k, const double *X, double *Y,
-                           worker_error *we) {
+                           cis_worker_error *we) {
 #pragma omp parallel
   {
     cis_csr_block scratch;
     memset(&scratch, 0, sizeof scratch);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < h->nblocks; b++) {
-      if (cis_csr_block_cached(&h->blocks[b]) || worker_error_seen(we)) continue;
+      if (cis_csr_block_cached(&h->blocks[b]) || cis_worker_error_seen(we)) continue;
       const cis_csr_block *blk = &h->blocks[b];
       cis_err e = h->regen_apply
                       ? h->regen_apply(h->regen_ctx, blk->row0, blk->nrows, k, X, Y, h->n)
                       : apply_uncached(h, blk, &scratch, k, X, Y);
-      if (e != CIS_OK) worker_error_keep(we, e);
+      if (e != CIS_OK) cis_worker_error_keep(we, e);
     }
     cis_csr_block_free(&scratch);
   }
@@ -341,8 +318,8 @@ cis_err cis_hyb_apply_cpu(const cis_hyb *h, int k, const double *X, double *Y) {
   CIS_CHECK(h->regen != NULL, CIS_ERR_INTERNAL,
             "hybrid product: %lld of %lld Expansion blocks are not cached and there is no "
             "regenerator", (long long)(h->nblocks - h->ncached), (long long)h->nblocks);
-  worker_error we = {CIS_OK, ""};
+  cis_worker_error we = {CIS_OK, ""};
   apply_streamed(h, k, X, Y, &we);
-  if (we.code != CIS_OK) CIS_ERROR(we.code, "%s", we.msg);
+  CIS_WORKER_RERAISE(we);
   return CIS_OK;
 }

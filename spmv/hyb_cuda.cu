@@ -35,12 +35,6 @@ typedef struct {
   int64_t first, count, row0, nrows;
 } stream_batch;
 
-/* The first error of the OpenMP workers (the error state is per thread). */
-typedef struct {
-  cis_err code;
-  char msg[1024];
-} worker_error;
-
 struct cis_hyb_cuda {
   const cis_hyb *h;
   cudaStream_t stream, copy_stream;
@@ -607,33 +601,16 @@ static cis_err block_source(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
   return CIS_OK;
 }
 
-static void worker_error_keep(worker_error *we, cis_err e) {
-#pragma omp critical(cis_hyb_cuda_worker_error)
-  {
-    if (we->code == CIS_OK) {
-      we->code = e;
-      snprintf(we->msg, sizeof we->msg, "%s", cis_error_message());
-    }
-  }
-}
-
-static int worker_error_seen(worker_error *we) {
-  cis_err c;
-#pragma omp atomic read
-  c = we->code;
-  return c != CIS_OK;
-}
-
 /* Regenerate (or look up) the batch's blocks, one block per OpenMP thread. */
 static cis_err batch_generate(cis_hyb_cuda *d, const stream_batch *bt) {
-  worker_error we = {CIS_OK, ""};
+  cis_worker_error we = {CIS_OK, ""};
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t j = 0; j < bt->count; j++) {
-    if (worker_error_seen(&we)) continue;
+    if (cis_worker_error_seen(&we)) continue;
     cis_err e = block_source(d->h, d->stream_ids[bt->first + j], &d->scratch[j], &d->src[j]);
-    if (e != CIS_OK) worker_error_keep(&we, e);
+    if (e != CIS_OK) cis_worker_error_keep(&we, e);
   }
-  if (we.code != CIS_OK) CIS_ERROR(we.code, "%s", we.msg);
+  CIS_WORKER_RERAISE(we);
   return CIS_OK;
 }
 
