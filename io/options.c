@@ -58,7 +58,7 @@ static const opt_desc k_opts[] = {
     {"mem", ARG_REQUIRED, "SIZE", "host memory for cached Hamiltonian blocks, e.g. 4G (default: 3/4 of free RAM less the solver vectors)"},
     {"gpu-mem", ARG_REQUIRED, "SIZE", "GPU memory budget for the matrix (default: most of the free memory)"},
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
-    {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT with extension .out.h5)"},
+    {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT stem + .out.h5 here; /dev/null: report only)"},
     {"export-matrix", ARG_REQUIRED, "FILE", "write the Hamiltonian (.mtx or .h5 CSR) and continue"},
     {"checkpoint", ARG_REQUIRED, "FILE", "checkpoint file (default: OUTPUT stem with .ckpt.h5)"},
     {"checkpoint-every", ARG_REQUIRED, "N", "write a checkpoint every N iterations (default off)"},

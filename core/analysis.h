@@ -1,0 +1,30 @@
+/* cisolve: analysis of the converged roots (core/analysis.c), filling the cis_analysis that
+ * the report and output.h5 print. The arrays it points to live in a cis_analysis_buf owned by
+ * the caller and released with cis_analysis_buf_free.
+ */
+#ifndef CIS_ANALYSIS_H
+#define CIS_ANALYSIS_H
+
+#include "core/options.h"
+#include "hamiltonian/hmat.h"
+#include "io/output.h"
+#include "kernels/backend.h"
+#include "solver/eigs.h"
+
+typedef struct {
+  int *spin_ok, *degen;
+  double *rdm1, *noons;
+} cis_analysis_buf;
+
+void cis_analysis_buf_free(cis_analysis_buf *b);
+
+/* --check-roots: search outside the converged roots; a missed state is included in res. */
+cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, const cis_hmat *h,
+                                 const cis_eig_opts *eo, cis_eig_result *res, cis_analysis *an);
+
+/* Spin correction and flags (--spin), degenerate groups, density matrices (--rdm1). May change
+ * res->evals (the penalty is removed). s2 may be NULL for explicit matrices. */
+cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_eig_result *res,
+                         const double *s2, cis_analysis *an, cis_analysis_buf *b);
+
+#endif
