@@ -170,18 +170,9 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
 
 /* A converged checkpoint is the result: copy it, no iteration. */
 static cis_err result_from_checkpoint(const cis_ckpt *ck, cis_eig_result *res) {
-  int K = ck->k;
   memset(res, 0, sizeof *res);
-  res->nroots = K;
-  CIS_CALL(cis_malloc(&res->evals, (size_t)K, sizeof(double), "eigenvalues"));
-  CIS_CALL(cis_malloc(&res->rnorm, (size_t)K, sizeof(double), "residual norms"));
-  CIS_CALL(cis_malloc(&res->converged, (size_t)K, sizeof(int), "convergence flags"));
-  CIS_CALL(cis_malloc(&res->evecs, (size_t)(ck->n * K), sizeof(double), "eigenvectors"));
-  memcpy(res->evals, ck->evals, (size_t)K * sizeof(double));
-  memcpy(res->rnorm, ck->rnorm, (size_t)K * sizeof(double));
-  memcpy(res->evecs, ck->X, (size_t)(ck->n * K) * sizeof(double));
-  for (int j = 0; j < K; j++) res->converged[j] = 1;
-  res->all_converged = 1;
+  CIS_CALL(cis_eig_result_fill(res, ck->k, ck->n, ck->evals, ck->rnorm, NULL));
+  memcpy(res->evecs, ck->X, (size_t)(ck->n * ck->k) * sizeof(double));
   res->iterations = ck->iteration;
   res->matvecs = ck->matvecs;
   return CIS_OK;

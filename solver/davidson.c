@@ -429,20 +429,8 @@ static cis_err dav_setup(dav *s, cis_backend *be, const double *diag, int64_t nr
 }
 
 static cis_err dav_result(dav *s, cis_eig_result *res) {
-  int K = s->K;
-  res->nroots = K;
-  CIS_CALL(cis_malloc(&res->evals, (size_t)K, sizeof(double), "eigenvalues"));
-  CIS_CALL(cis_malloc(&res->rnorm, (size_t)K, sizeof(double), "residual norms"));
-  CIS_CALL(cis_malloc(&res->converged, (size_t)K, sizeof(int), "convergence flags"));
-  CIS_CALL(cis_malloc(&res->evecs, (size_t)(s->n * K), sizeof(double), "eigenvectors"));
-  CIS_CALL(s->be->ops->to_host(s->be, res->evecs, s->X, s->n * K));
-  res->all_converged = 1;
-  for (int i = 0; i < K; i++) {
-    res->evals[i] = s->theta[i];
-    res->rnorm[i] = s->rnorm[i];
-    res->converged[i] = s->conv[i];
-    res->all_converged &= s->conv[i];
-  }
+  CIS_CALL(cis_eig_result_fill(res, s->K, s->n, s->theta, s->rnorm, s->conv));
+  CIS_CALL(s->be->ops->to_host(s->be, res->evecs, s->X, s->n * s->K));
   return CIS_OK;
 }
 

@@ -23,3 +23,20 @@ void cis_eig_result_free(cis_eig_result *r) {
   cis_free(&r->rnorm);
   cis_free(&r->converged);
 }
+
+cis_err cis_eig_result_fill(cis_eig_result *res, int K, int64_t n, const double *evals,
+                            const double *rnorm, const int *conv) {
+  res->nroots = K;
+  CIS_CALL(cis_malloc(&res->evals, (size_t)K, sizeof(double), "eigenvalues"));
+  CIS_CALL(cis_malloc(&res->rnorm, (size_t)K, sizeof(double), "residual norms"));
+  CIS_CALL(cis_malloc(&res->converged, (size_t)K, sizeof(int), "convergence flags"));
+  CIS_CALL(cis_malloc(&res->evecs, (size_t)n * (size_t)K, sizeof(double), "eigenvectors"));
+  res->all_converged = 1;
+  for (int i = 0; i < K; i++) {
+    res->evals[i] = evals[i];
+    res->rnorm[i] = rnorm[i];
+    res->converged[i] = conv ? conv[i] : 1;
+    res->all_converged &= res->converged[i] != 0;
+  }
+  return CIS_OK;
+}

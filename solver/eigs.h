@@ -65,6 +65,10 @@ typedef struct {
 
 void cis_eig_opts_default(cis_eig_opts *o, int nroots);
 void cis_eig_result_free(cis_eig_result *r);
+/* Fill res for K roots of length n: allocate its arrays (evecs left for the caller to write) and
+ * copy the Ritz values, residual norms and flags; all_converged is their conjunction. */
+cis_err cis_eig_result_fill(cis_eig_result *res, int K, int64_t n, const double *evals,
+                            const double *rnorm, const int *conv);
 
 /* Davidson (block, multi-root, restarts). diag: n host values; hpp: nref x nref host
  * (column-major) Reference block, nref may be 0. The backend must have a matrix attached.

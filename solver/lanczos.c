@@ -276,21 +276,10 @@ static cis_err lz_result(lz *s, cis_eig_result *res) {
   int K = s->K;
   cis_err err = CIS_OK;
   double *Xb = NULL;
-  res->nroots = K;
-  CIS_TRY(cis_malloc(&res->evals, (size_t)K, sizeof(double), "eigenvalues"));
-  CIS_TRY(cis_malloc(&res->rnorm, (size_t)K, sizeof(double), "residual norms"));
-  CIS_TRY(cis_malloc(&res->converged, (size_t)K, sizeof(int), "convergence flags"));
-  CIS_TRY(cis_malloc(&res->evecs, (size_t)(s->n * K), sizeof(double), "eigenvectors"));
+  CIS_TRY(cis_eig_result_fill(res, K, s->n, s->theta, s->rnorm, s->conv));
   CIS_TRY(s->be->ops->alloc(s->be, s->n * K, &Xb));
   CIS_TRY(lz_vectors(s, Xb));
   CIS_TRY(s->be->ops->to_host(s->be, res->evecs, Xb, s->n * K));
-  res->all_converged = 1;
-  for (int i = 0; i < K; i++) {
-    res->evals[i] = s->theta[i];
-    res->rnorm[i] = s->rnorm[i];
-    res->converged[i] = s->conv[i];
-    res->all_converged &= s->conv[i];
-  }
 cleanup:
   s->be->ops->free(s->be, &Xb);
   return err;
