@@ -13,20 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/tools/expect.h"
 #include "core/util.h"
 #include "hamiltonian/hmat.h"
 
 #define TOL 1e-12
 
-static int failures = 0;
-#define EXPECT(cond, ...)            \
-  do {                               \
-    if (!(cond)) {                   \
-      printf("FAIL: " __VA_ARGS__);  \
-      printf("\n");                  \
-      failures++;                    \
-    }                                \
-  } while (0)
 
 static int has(hid_t f, const char *name) { return H5Lexists(f, name, H5P_DEFAULT) > 0; }
 
@@ -289,6 +281,5 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (run(argv[1], argc, argv)) return 1;
-  printf(failures ? "FAILED (%d)\n" : "passed\n", failures);
-  return failures ? 1 : 0;
+  return cis_test_summary();
 }

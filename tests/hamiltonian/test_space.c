@@ -6,18 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/tools/expect.h"
 #include "core/util.h"
 #include "hamiltonian/hmat.h"
 
-static int failures = 0;
-#define EXPECT(cond, ...)            \
-  do {                               \
-    if (!(cond)) {                   \
-      printf("FAIL: " __VA_ARGS__);  \
-      printf("\n");                  \
-      failures++;                    \
-    }                                \
-  } while (0)
 
 static double binom(int n, int k) {
   if (k < 0 || k > n) return 0;
@@ -200,6 +192,5 @@ int main(void) {
   test_multiref();
   test_errors();
   test_explicit();
-  printf(failures ? "FAILED (%d)\n" : "passed\n", failures);
-  return failures ? 1 : 0;
+  return cis_test_summary();
 }

@@ -7,24 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/tools/expect.h"
 #include "core/problem.h"
 #include "core/util.h"
 #include "data/reference_values.h"
 #include "io/input.h"
 
-static int nfail, nchecks;
 static const char *data_dir, *scratch_dir;
-
-#define EXPECT(cond, ...)                                        \
-  do {                                                           \
-    nchecks++;                                                   \
-    if (!(cond)) {                                               \
-      nfail++;                                                   \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);       \
-      fprintf(stderr, __VA_ARGS__);                              \
-      fputc('\n', stderr);                                       \
-    }                                                            \
-  } while (0)
 
 static const char *data(const char *name) {
   static char buf[8][4096];
@@ -226,8 +215,7 @@ static int same(const char *a, const char *b) {
   EXPECT(strcmp(option(&q, "nroots"), "3") == 0, "%s: nroots = %s", b, option(&q, "nroots"));
   cis_problem_free(&p);
   cis_problem_free(&q);
-  printf("%d checks, %d failed\n", nchecks, nfail);
-  return nfail ? 1 : 0;
+  return cis_test_summary();
 }
 
 int main(int argc, char **argv) {
@@ -247,6 +235,5 @@ int main(int argc, char **argv) {
   check_roundtrip(".mtx");
   check_roundtrip(".h5");
   check_errors();
-  printf("%d checks, %d failed\n", nchecks, nfail);
-  return nfail ? 1 : 0;
+  return cis_test_summary();
 }

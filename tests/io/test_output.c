@@ -12,19 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/tools/expect.h"
 #include "io/output.h"
 
-static int nfail, nchecks;
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    nchecks++;                                             \
-    if (!(cond)) {                                         \
-      nfail++;                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
 
 /* ---- the stand-in space: norb 3, one alpha and one beta electron ---- */
 struct cis_space {
@@ -162,6 +152,5 @@ int main(int argc, char **argv) {
   check_ci(argv[1]);
   check_matrix(argv[1]);
   check_failure(argv[1]);
-  printf("%d checks, %d failed\n", nchecks, nfail);
-  return nfail ? 1 : 0;
+  return cis_test_summary();
 }
