@@ -64,7 +64,7 @@ static cis_err default_checkpoint(cis_options *o) {
  * solver's n-length vectors take (Davidson's basis and products, Ritz vectors, residuals, a
  * checkpoint's copies), so that a dedicated node keeps as much of H as it safely can. */
 static int64_t default_mem_budget(const cis_options *o, int64_t n) {
-  int k = o->nroots, maxsub = o->max_subspace ? o->max_subspace : CIS_MAX(8 * k, 24);
+  int k = o->nroots, maxsub = cis_eig_max_subspace(o->max_subspace, k);
   int64_t vectors = 2 * (int64_t)maxsub + 8 * (int64_t)k + 4;
   int64_t b = cis_host_mem_available() / 4 * 3 - vectors * n * (int64_t)sizeof(double);
   return CIS_MAX((int64_t)0, b);
@@ -259,7 +259,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.be = be;
   t0 = cis_wtime();
   /* A device backend keeps room for the solver's n-length vectors when it places the matrix. */
-  int maxsub = opt.max_subspace ? opt.max_subspace : CIS_MAX(8 * opt.nroots, 24);
+  int maxsub = cis_eig_max_subspace(opt.max_subspace, opt.nroots);
   be->nvec_reserve = 2 * (int64_t)maxsub + 4 * (int64_t)opt.nroots + 8;
   CIS_TRY(be->ops->attach(be, &h->hyb));
   rep.t_upload = cis_wtime() - t0;

@@ -11,9 +11,13 @@ void cis_eig_opts_default(cis_eig_opts *o, int nroots) {
   o->tol_energy = 1e-10;
   o->tol_residual = 1e-5;
   o->max_iter = 100;
-  o->max_subspace = CIS_MAX(8 * nroots, 24);
+  o->max_subspace = cis_eig_max_subspace(0, nroots);
   o->level_shift = 0.0;
   o->block = 0;
+}
+
+int cis_eig_max_subspace(int asked, int nroots) {
+  return asked > 0 ? asked : CIS_MAX(8 * nroots, 24);
 }
 
 void cis_eig_result_free(cis_eig_result *r) {

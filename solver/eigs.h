@@ -64,6 +64,8 @@ typedef struct {
 } cis_eig_result;
 
 void cis_eig_opts_default(cis_eig_opts *o, int nroots);
+/* The basis size before a collapse: `asked` when positive, else the default max(8K, 24). */
+int cis_eig_max_subspace(int asked, int nroots);
 void cis_eig_result_free(cis_eig_result *r);
 /* Fill res for K roots of length n: allocate its arrays (evecs left for the caller to write) and
  * copy the Ritz values, residual norms and flags; all_converged is their conjunction. */
