@@ -60,14 +60,12 @@ static cis_err default_checkpoint(cis_options *o) {
   return CIS_OK;
 }
 
-/* The default --mem: three quarters of the available host memory (cgroup-aware) less what the
- * solver's n-length vectors take (Davidson's basis and products, Ritz vectors, residuals, a
- * checkpoint's copies), so that a dedicated node keeps as much of H as it safely can. */
+/* The default --mem for this run: the library's rule with the solver's n-length vectors counted
+ * from the options (Davidson's basis and products, Ritz vectors, residuals, a checkpoint's
+ * copies). */
 static int64_t default_mem_budget(const cis_options *o, int64_t n) {
   int k = o->nroots, maxsub = cis_eig_max_subspace(o->max_subspace, k);
-  int64_t vectors = 2 * (int64_t)maxsub + 8 * (int64_t)k + 4;
-  int64_t b = cis_host_mem_available() / 4 * 3 - vectors * n * (int64_t)sizeof(double);
-  return CIS_MAX((int64_t)0, b);
+  return cis_hmat_default_budget(n, 2 * (int64_t)maxsub + 8 * (int64_t)k + 4);
 }
 
 /* Apply --space and --ms2 to the problem read from the input. */

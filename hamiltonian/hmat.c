@@ -11,7 +11,7 @@
 
 #define CIS_ELL_SLICE 32
 #define CIS_BLOCK_TARGET_NNZ ((int64_t)1 << 20)
-#define CIS_DAVIDSON_VECTORS 8
+#define CIS_DAVIDSON_VECTORS 60 /* one root, a 24-vector subspace, as the backends assume */
 #define CIS_REF_AUTO_MAX 500
 
 /* The public struct first, so that a cis_hmat * is also a hmat_impl *. */
@@ -32,12 +32,15 @@ static int64_t auto_block_rows(int64_t n, int64_t nnz_exp, int nt) {
   return CIS_MAX((int64_t)32, CIS_MIN(rows, n));
 }
 
-/* Default budget: half the available host memory less the ELL and the Davidson vectors. */
+int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors) {
+  int64_t b = cis_host_mem_available() / 4 * 3 - nvectors * n * (int64_t)sizeof(double);
+  return CIS_MAX((int64_t)0, b);
+}
+
+/* The budget asked for, or the default less the resident ELL block. */
 static int64_t resolve_budget(int64_t asked, int64_t n, int64_t ell_bytes) {
   if (asked >= 0) return asked;
-  int64_t avail = cis_host_mem_available();
-  int64_t b = avail / 2 - ell_bytes - CIS_DAVIDSON_VECTORS * n * (int64_t)sizeof(double);
-  return CIS_MAX((int64_t)0, b);
+  return CIS_MAX((int64_t)0, cis_hmat_default_budget(n, CIS_DAVIDSON_VECTORS) - ell_bytes);
 }
 
 static int64_t block_bytes(int64_t nrows, int64_t nnz) {
