@@ -6,6 +6,9 @@
  *    on a 16-byte boundary (values are read as double2);
  *  - the cached Expansion blocks, concatenated into one CSR (64-bit row pointers over all n
  *    rows; rows of blocks that are not resident have empty ranges), while the budget allows.
+ *    When the values repeat (a value dictionary, spmv/valdict.h, would code at least half of a
+ *    sample), the entries whose value is in the dictionary form a second, coded CSR: 32-bit
+ *    column and 16-bit code, 6 bytes instead of 12; the others stay in the plain CSR.
  * Blocks that are not resident (not cached on the host, or over the budget) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
  * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
@@ -37,12 +40,18 @@ typedef struct cis_hyb_cuda cis_hyb_cuda;
 enum {
   CIS_HYB_CUDA_PAPER = 1,    /* also keep 32-bit ELL columns for cis_hyb_cuda_apply_paper */
   CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit ELL columns even when 16 bits would do */
-  CIS_HYB_CUDA_NO_CACHE = 4  /* stream every Expansion block (tests) */
+  CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block (tests) */
+  CIS_HYB_CUDA_PLAIN = 8     /* no coded values: every resident entry keeps its 8-byte value
+                                (implied by CIS_HYB_CUDA_PAPER) */
 };
 
 typedef struct {
   int64_t ell_bytes;       /* device ELL: values, columns, row lengths, slice data */
-  int64_t csr_bytes;       /* resident Expansion CSR: values, columns, row pointers */
+  int64_t csr_bytes;       /* resident Expansion CSR: values or codes, columns, row pointers,
+                              the value dictionary */
+  int64_t coded_nnz;       /* resident Expansion entries stored with a 16-bit value code */
+  int dict_size;           /* magnitudes in the value dictionary (0: none) */
+  double dict_cover;       /* share of the sampled entries it codes (spmv/valdict.h) */
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;

@@ -18,6 +18,11 @@
 #include <stdint.h>
 
 #define CIS_HYB_BLOCK 256
+/* Threads per block of the kernel with a coded part: 64 to 256 consecutive rows per block
+ * share their gathers of x in one SM's L1 (rows with the same alpha string reach the same
+ * columns); 2.96 ms against 3.10 ms with 256 threads on H2O/6-31G FCI (docs/BENCHMARKS.md).
+ * The plain kernel keeps 256, which its sub-warp choice was measured with. */
+#define CIS_CODED_BLOCK 1024
 
 template <typename CI>
 struct cis_ell_view {
@@ -35,6 +40,15 @@ struct cis_csr_view {
   const int64_t *rowptr; /* nrows + 1, local */
   const int32_t *col;    /* padded by 2 entries */
   const double *val;     /* padded by 2 entries */
+};
+
+/* The coded part of the resident Expansion CSR (spmv/valdict.h): an entry's value is
+ * table[code & 0x7FFF] with the sign bit of code. table == NULL: no coded part. */
+struct cis_coded_view {
+  const int64_t *rowptr; /* n + 1, over all rows */
+  const int32_t *col;    /* padded by 4 entries */
+  const uint16_t *code;  /* padded by 4 entries */
+  const double *table;
 };
 
 template <typename CI>
@@ -99,6 +113,31 @@ __device__ __forceinline__ void cis_csr_row(const cis_csr_view &m, int64_t local
   }
 }
 
+/* The table is read through L1 (__ldg). Held in shared memory instead (one copy per block,
+ * the blocks resident and striding over the rows), the product was 5-50% slower on H2O/6-31G
+ * FCI: the copies took L1 from the gathers of x (docs/BENCHMARKS.md). */
+__device__ __forceinline__ double cis_decode(const double *__restrict__ table, unsigned code) {
+  unsigned long long b = __double_as_longlong(__ldg(table + (code & 0x7FFFu)));
+  return __longlong_as_double(b | ((unsigned long long)(code >> 15) << 63));
+}
+
+/* Four coded entries per lane and step (16-byte column and 8-byte code loads): at 6 bytes an
+ * entry, two would leave too few bytes in flight. Arrays padded by 4 entries. */
+template <int W, int K>
+__device__ __forceinline__ void cis_coded_row(const cis_coded_view &m, int64_t row, int lane,
+                                              const double *__restrict__ xt, double (&acc)[K]) {
+  int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
+#pragma unroll 2
+  for (int64_t p = (p0 & ~(int64_t)3) + 4 * lane; p < p1; p += 4 * W) {
+    int4 c = __ldcs(reinterpret_cast<const int4 *>(m.col + p));
+    ushort4 q = __ldcs(reinterpret_cast<const ushort4 *>(m.code + p));
+    if (p >= p0) cis_fma_x<K>(acc, cis_decode(m.table, q.x), xt, c.x);
+    if (p + 1 >= p0 && p + 1 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.y), xt, c.y);
+    if (p + 2 >= p0 && p + 2 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.z), xt, c.z);
+    if (p + 3 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.w), xt, c.w);
+  }
+}
+
 /* Sum over the W lanes of a sub-warp, then lane j % W stores (or adds) vector j's result. */
 template <int W, int K, bool ADD>
 __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool active,
@@ -117,13 +156,15 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
     }
 }
 
-/* Y = (ELL + resident CSR) X: every row of Y written once. (A minimum-blocks hint of
+/* Y = (ELL + resident CSR) X: every row of Y written once; CODED: the resident CSR has a coded
+ * part too. (A minimum-blocks hint of
  * 2048 / CIS_HYB_BLOCK was tried; ptxas ignores it on sm_90, so none is given.) */
-template <int W, int K, typename CI>
-__global__ void __launch_bounds__(CIS_HYB_BLOCK)
-    cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view m, const double *__restrict__ xt,
-                   double *__restrict__ Y, int64_t ldy) {
-  int64_t row = ((int64_t)blockIdx.x * CIS_HYB_BLOCK + threadIdx.x) / W;
+template <int W, int K, typename CI, bool CODED>
+__global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK)
+    cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view m, cis_coded_view cm,
+                   const double *__restrict__ xt, double *__restrict__ Y, int64_t ldy) {
+  constexpr int B = CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK;
+  int64_t row = ((int64_t)blockIdx.x * B + threadIdx.x) / W;
   int lane = threadIdx.x % W;
   bool active = row < e.nrows;
   double acc[K];
@@ -131,6 +172,7 @@ __global__ void __launch_bounds__(CIS_HYB_BLOCK)
   for (int j = 0; j < K; j++) acc[j] = 0.0;
   if (active) {
     cis_ell_row<W, K, CI>(e, row, lane, xt, acc);
+    if constexpr (CODED) cis_coded_row<W, K>(cm, row, lane, xt, acc);
     cis_csr_row<W, K>(m, row, lane, xt, acc);
   }
   cis_row_store<W, K, false>(acc, lane, active, row, Y, ldy);

@@ -4,7 +4,8 @@
  * matvec with resident, budget-streamed and regenerated Expansion blocks) is compared with
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
- * boundary > 65536 (32-bit ELL columns), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11. The
+ * boundary > 65536 (32-bit ELL columns), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
+ * values coded through a dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
  * Exit 77 (skipped) when no CUDA device is usable.
@@ -50,8 +51,10 @@ static int cmp_i32(const void *a, const void *b) {
 }
 
 /* Row i: empty when i % 7 == 3, `dense` entries when i % 29 == 5, else about `avg`. Columns
- * uniform over 0..n-1, sorted, duplicates dropped. */
-static void make_csr(int64_t n, int avg, int dense, csr *m) {
+ * uniform over 0..n-1, sorted, duplicates dropped. Values uniform in (-1, 1); with `distinct`
+ * > 0, four in five of them are one of `distinct` magnitudes with a random sign (as a CI
+ * matrix's integrals repeat), so that the device codes them (spmv/valdict.h). */
+static void make_csr(int64_t n, int avg, int dense, int distinct, csr *m) {
   int64_t cap = 0;
   for (int64_t i = 0; i < n; i++) cap += i % 29 == 5 ? dense : 2 * avg + 1;
   m->n = n;
@@ -72,7 +75,14 @@ static void make_csr(int64_t n, int avg, int dense, csr *m) {
     int u = 0;
     for (int t = 0; t < len; t++)
       if (u == 0 || c[t] != c[u - 1]) c[u++] = c[t];
-    for (int t = 0; t < u; t++) m->val[q + t] = 2.0 * urand() - 1.0;
+    for (int t = 0; t < u; t++) {
+      double v = 2.0 * urand() - 1.0;
+      if (distinct && next_u64() % 5 != 0) {
+        double mag = 1.0 / (1.0 + (double)(next_u64() % (uint64_t)distinct));
+        v = next_u64() % 2 ? mag : -mag;
+      }
+      m->val[q + t] = v;
+    }
     q += u;
     m->rowptr[i + 1] = q;
   }
@@ -187,6 +197,7 @@ typedef struct {
   const char *label;
   int64_t n, boundary, block_rows;
   int avg, dense, slice;
+  int distinct; /* values from this many magnitudes (0: all random) */
 } test_case;
 
 static const int ks[] = {1, 3, 8, 11};
@@ -212,6 +223,36 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   for (int w = 4; w <= 32; w *= 2) {
     char kernel[64];
     snprintf(kernel, sizeof kernel, "ours, %d lanes per row", w);
+    if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
+  }
+  cis_hyb_cuda_destroy(&d);
+}
+
+/* The default upload: values coded where they repeat (tc->distinct), plain where they do not. */
+static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                        double *const *Yref, double *Y) {
+  cis_hyb_cuda *d = NULL;
+  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_info info;
+  cis_hyb_cuda_get_info(d, &info);
+  int want = tc->distinct > 0 && h->nnz_exp > 0;
+  int ok = want ? info.dict_size > 0 && info.coded_nnz > 0 : info.dict_size == 0;
+  printf("%-4s %s: value dictionary of %d magnitudes (%.0f%% of a sample), %lld of %lld "
+         "Expansion entries coded; expected %s\n", ok ? "ok" : "FAIL", tc->label, info.dict_size,
+         100.0 * info.dict_cover, (long long)info.coded_nnz, (long long)h->nnz_exp,
+         want ? "coded values" : "none");
+  if (!ok) g_fail++;
+  for (int i = 0; i < NK; i++) {
+    check_product(tc->label, "ours, default upload", cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY,
+                  Yref[i], Y);
+    check_product(tc->label, "multi-vector, default upload", cis_hyb_cuda_apply_multi, d, tc->n,
+                  ks[i], dX, dY, Yref[i], Y);
+  }
+  for (int w = 4; w <= 32; w *= 2) {
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "ours, default upload, %d lanes per row", w);
     if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
     check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
     check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
@@ -295,7 +336,7 @@ static void run_case(const test_case *tc) {
   cis_hyb h;
   regen_ctx ctx = {NULL, 0};
   int64_t n = tc->n;
-  make_csr(n, tc->avg, tc->dense, &m);
+  make_csr(n, tc->avg, tc->dense, tc->distinct, &m);
   if (cis_hyb_from_csr(n, m.rowptr, m.col, m.val, tc->boundary, tc->block_rows, tc->slice, &h) !=
       CIS_OK) {
     fail_err(tc->label);
@@ -312,6 +353,7 @@ static void run_case(const test_case *tc) {
     if (cis_hyb_apply_cpu(&h, ks[i], X, Yref[i]) != CIS_OK) fail_err(tc->label);
   }
   check_resident(tc, &h, dX, dY, Yref, Y);
+  check_coded(tc, &h, dX, dY, Yref, Y);
   ctx.m = &m;
   ctx.boundary = tc->boundary;
   uncache_half(&h, &ctx);
@@ -425,13 +467,17 @@ int main(void) {
   cis_backend_destroy(&probe);
 
   static const test_case cases[] = {
-      /* label, n, boundary, block rows, mean row length, dense row length, slice */
-      {"mixed", 1500, 200, 211, 40, 1400, 32},
-      {"boundary 0", 1200, 0, 300, 60, 1100, 32},
-      {"boundary n", 900, 900, 100, 50, 880, 16},
-      {"short rows", 3000, 700, 500, 6, 200, 7},
-      {"mid rows", 2500, 400, 0, 12, 900, 32},
-      {"boundary 66000", 70000, 66000, 9000, 40, 3000, 32},
+      /* label, n, boundary, block rows, mean row length, dense row length, slice, distinct
+       * magnitudes */
+      {"mixed", 1500, 200, 211, 40, 1400, 32, 0},
+      {"boundary 0", 1200, 0, 300, 60, 1100, 32, 0},
+      {"boundary n", 900, 900, 100, 50, 880, 16, 0},
+      {"short rows", 3000, 700, 500, 6, 200, 7, 0},
+      {"mid rows", 2500, 400, 0, 12, 900, 32, 0},
+      {"boundary 66000", 70000, 66000, 9000, 40, 3000, 32, 0},
+      {"coded values", 3000, 300, 400, 60, 2500, 32, 500},
+      {"coded, short rows", 4000, 0, 333, 5, 300, 32, 40},
+      {"coded, boundary n", 900, 900, 100, 50, 880, 16, 30},
   };
   /* CISOLVE_GPU_TEST_SMALL=1 leaves out the large case (for compute-sanitizer runs). */
   const char *small = getenv("CISOLVE_GPU_TEST_SMALL");

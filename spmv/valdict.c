@@ -1,0 +1,145 @@
+/* cisolve: a dictionary of matrix values (spmv/valdict.h). */
+#include "spmv/valdict.h"
+
+#include <stdlib.h>
+
+#include "core/util.h"
+
+typedef struct {
+  uint64_t key;
+  int64_t count, first; /* first: order of first appearance in the sample */
+} key_count;
+
+/* Most frequent first; equal counts by key, so that the table does not depend on hash order. */
+static int by_count(const void *a, const void *b) {
+  const key_count *x = a, *y = b;
+  if (x->count != y->count) return x->count < y->count ? 1 : -1;
+  return (x->key > y->key) - (x->key < y->key);
+}
+
+static int by_first(const void *a, const void *b) {
+  const key_count *x = a, *y = b;
+  return (x->first > y->first) - (x->first < y->first);
+}
+
+void cis_vdict_free(cis_vdict *d) {
+  cis_free(&d->table);
+  cis_free(&d->keys);
+  cis_free(&d->slot);
+  d->size = 0;
+}
+
+cis_err cis_vdict_from_values(const double *mag, int32_t count, cis_vdict *out) {
+  cis_err err = CIS_OK;
+  const uint64_t nslots = (uint64_t)1 << CIS_VDICT_SLOTS_LOG2, mask = nslots - 1;
+  memset(out, 0, sizeof *out);
+  CIS_CHECK(count >= 0 && count <= CIS_VDICT_MAX, CIS_ERR_INTERNAL,
+            "value dictionary of %d entries: at most %d", (int)count, CIS_VDICT_MAX);
+  CIS_TRY(cis_malloc(&out->table, (size_t)CIS_MAX(count, 1), sizeof *out->table,
+                     "value dictionary"));
+  CIS_TRY(cis_malloc(&out->keys, nslots, sizeof *out->keys, "value dictionary hash keys"));
+  CIS_TRY(cis_malloc(&out->slot, nslots, sizeof *out->slot, "value dictionary hash slots"));
+  for (uint64_t s = 0; s < nslots; s++) out->slot[s] = CIS_VDICT_EMPTY;
+  for (int32_t i = 0; i < count; i++) {
+    uint64_t key = cis_vdict_bits(mag[i]) & ~(1ull << 63);
+    uint64_t s = cis_vdict_hash(key, CIS_VDICT_SLOTS_LOG2);
+    while (out->slot[s] != CIS_VDICT_EMPTY) {
+      CIS_CHECK(out->keys[s] != key, CIS_ERR_INTERNAL,
+                "value dictionary: magnitude %.17g given twice", mag[i]);
+      s = (s + 1) & mask;
+    }
+    out->keys[s] = key;
+    out->slot[s] = (uint16_t)i;
+    memcpy(&out->table[i], &key, sizeof key);
+  }
+  out->size = count;
+cleanup:
+  if (err != CIS_OK) cis_vdict_free(out);
+  return err;
+}
+
+/* Count the magnitudes of blocks' entries in an open-addressing table of 2^log2 slots. */
+static void count_block(const cis_csr_block *b, uint64_t *keys, int64_t *counts,
+                        int64_t *first, int log2, int64_t *distinct) {
+  const uint64_t mask = ((uint64_t)1 << log2) - 1;
+  for (int64_t p = 0; p < b->nnz; p++) {
+    uint64_t key = cis_vdict_bits(b->val[p]) & ~(1ull << 63);
+    uint64_t s = cis_vdict_hash(key, log2);
+    while (counts[s] && keys[s] != key) s = (s + 1) & mask;
+    if (!counts[s]) {
+      keys[s] = key;
+      first[s] = (*distinct)++;
+    }
+    counts[s]++;
+  }
+}
+
+cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_vdict *out) {
+  cis_err err = CIS_OK;
+  uint64_t *keys = NULL;
+  int64_t *counts = NULL, *first = NULL;
+  key_count *kc = NULL;
+  double *mag = NULL;
+  int64_t total = 0, taken = 0, distinct = 0;
+  memset(out, 0, sizeof *out);
+  for (int64_t b = 0; b < h->nblocks; b++)
+    if (cis_csr_block_cached(&h->blocks[b])) total += h->blocks[b].nnz;
+  if (total == 0 || sample <= 0) return CIS_OK;
+  /* every step-th cached block, whole, until about `sample` entries */
+  int64_t step = CIS_MAX((int64_t)1, (total + sample - 1) / sample);
+  int64_t limit = 0;
+  for (int64_t b = 0, i = 0; b < h->nblocks; b++)
+    if (cis_csr_block_cached(&h->blocks[b]) && i++ % step == 0) limit += h->blocks[b].nnz;
+  int log2 = 4;
+  while (((int64_t)1 << log2) < 2 * limit) log2++;
+  size_t nslots = (size_t)1 << log2;
+  CIS_TRY(cis_malloc(&keys, nslots, sizeof *keys, "value sample hash keys"));
+  CIS_TRY(cis_calloc(&counts, nslots, sizeof *counts, "value sample hash counts"));
+  CIS_TRY(cis_malloc(&first, nslots, sizeof *first, "value sample hash order"));
+  for (int64_t b = 0, i = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = &h->blocks[b];
+    if (!cis_csr_block_cached(blk) || i++ % step != 0) continue;
+    count_block(blk, keys, counts, first, log2, &distinct);
+    taken += blk->nnz;
+  }
+  /* magnitudes seen at least twice, most frequent first */
+  CIS_TRY(cis_malloc(&kc, (size_t)CIS_MAX(distinct, (int64_t)1), sizeof *kc, "value sample"));
+  int64_t m = 0;
+  for (size_t s = 0; s < nslots; s++)
+    if (counts[s] >= 2) kc[m++] = (key_count){keys[s], counts[s], first[s]};
+  qsort(kc, (size_t)m, sizeof *kc, by_count);
+  m = CIS_MIN(m, (int64_t)CIS_MIN(max_size, CIS_VDICT_MAX));
+  int64_t covered = 0;
+  for (int64_t i = 0; i < m; i++) covered += kc[i].count;
+  /* The kept magnitudes in the order they first appear: a row's neighbouring entries (a
+   * double excitation's integrals, in the generator's loop order) then read neighbouring
+   * table entries, a few cache lines per warp instead of one per lane. */
+  qsort(kc, (size_t)m, sizeof *kc, by_first);
+  double cover = taken ? (double)covered / (double)taken : 0.0;
+  if (cover >= CIS_VDICT_MIN_COVER) {
+    CIS_TRY(cis_malloc(&mag, (size_t)m, sizeof *mag, "value dictionary magnitudes"));
+    for (int64_t i = 0; i < m; i++) memcpy(&mag[i], &kc[i].key, sizeof mag[i]);
+    CIS_TRY(cis_vdict_from_values(mag, (int32_t)m, out));
+  }
+  out->cover = cover;
+  out->sampled = taken;
+cleanup:
+  cis_free(&keys);
+  cis_free(&counts);
+  cis_free(&first);
+  cis_free(&kc);
+  cis_free(&mag);
+  if (err != CIS_OK) cis_vdict_free(out);
+  return err;
+}
+
+int64_t cis_vdict_count_block(const cis_vdict *d, const cis_csr_block *b, int32_t *ncoded) {
+  int64_t sum = 0;
+  for (int64_t l = 0; l < b->nrows; l++) {
+    int32_t c = 0;
+    for (int64_t p = b->rowptr[l]; p < b->rowptr[l + 1]; p++) c += cis_vdict_code(d, b->val[p]) >= 0;
+    ncoded[l] = c;
+    sum += c;
+  }
+  return sum;
+}
