@@ -249,10 +249,21 @@ cleanup:
 }
 
 /* The value dictionary and the coded entries of every cached block, unless the caller wants
- * plain values (the paper's kernel reads the resident CSR's values). */
+ * plain values (the paper's kernel reads the resident CSR's values) or the cached blocks would
+ * be read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
+ * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
 static cis_err dict_setup(cis_hyb_cuda *d, int flags) {
   const cis_hyb *h = d->h;
   if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER)) return CIS_OK;
+  if (!(flags & CIS_HYB_CUDA_CODED)) {
+    int dev = 0, l2 = 0;
+    int64_t cached = 0;
+    CIS_CUDA(cudaGetDevice(&dev));
+    CIS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    for (int64_t b = 0; b < h->nblocks; b++)
+      if (cis_csr_block_cached(&h->blocks[b])) cached += h->blocks[b].nnz * 12;
+    if (cached <= 2 * (int64_t)l2) return CIS_OK;
+  }
   CIS_CALL(cis_vdict_build(h, CIS_VDICT_SAMPLE, CIS_DEVICE_DICT, &d->dict));
   d->info.dict_cover = d->dict.cover;
   if (d->dict.size == 0) return CIS_OK;

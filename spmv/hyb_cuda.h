@@ -7,8 +7,10 @@
  *  - the cached Expansion blocks, concatenated into one CSR (64-bit row pointers over all n
  *    rows; rows of blocks that are not resident have empty ranges), while the budget allows.
  *    When the values repeat (a value dictionary, spmv/valdict.h, would code at least half of a
- *    sample), the entries whose value is in the dictionary form a second, coded CSR: 32-bit
- *    column and 16-bit code, 6 bytes instead of 12; the others stay in the plain CSR.
+ *    sample) and the cached blocks are larger than twice the device's L2 cache (smaller ones
+ *    are read from L2, where the decoding costs more than the bytes it saves), the entries
+ *    whose value is in the dictionary form a second, coded CSR: 32-bit column and 16-bit code,
+ *    6 bytes instead of 12; the others stay in the plain CSR.
  * Blocks that are not resident (not cached on the host, or over the budget) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
  * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
@@ -41,8 +43,10 @@ enum {
   CIS_HYB_CUDA_PAPER = 1,    /* also keep 32-bit ELL columns for cis_hyb_cuda_apply_paper */
   CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit ELL columns even when 16 bits would do */
   CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block (tests) */
-  CIS_HYB_CUDA_PLAIN = 8     /* no coded values: every resident entry keeps its 8-byte value
+  CIS_HYB_CUDA_PLAIN = 8,    /* no coded values: every resident entry keeps its 8-byte value
                                 (implied by CIS_HYB_CUDA_PAPER) */
+  CIS_HYB_CUDA_CODED = 16    /* coded values wherever the dictionary pays, even for a matrix
+                                that fits in L2 (tests, benchmarks) */
 };
 
 typedef struct {

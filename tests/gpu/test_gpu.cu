@@ -230,11 +230,12 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   cis_hyb_cuda_destroy(&d);
 }
 
-/* The default upload: values coded where they repeat (tc->distinct), plain where they do not. */
+/* Coded values (forced: the default keeps matrices this small plain): coded where they repeat
+ * (tc->distinct), plain where they do not. */
 static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                         double *const *Yref, double *Y) {
   cis_hyb_cuda *d = NULL;
-  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_CODED, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_info info;
   cis_hyb_cuda_get_info(d, &info);
   int want = tc->distinct > 0 && h->nnz_exp > 0;
@@ -245,18 +246,35 @@ static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, doubl
          want ? "coded values" : "none");
   if (!ok) g_fail++;
   for (int i = 0; i < NK; i++) {
-    check_product(tc->label, "ours, default upload", cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY,
+    check_product(tc->label, "ours, coded upload", cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY,
                   Yref[i], Y);
-    check_product(tc->label, "multi-vector, default upload", cis_hyb_cuda_apply_multi, d, tc->n,
+    check_product(tc->label, "multi-vector, coded upload", cis_hyb_cuda_apply_multi, d, tc->n,
                   ks[i], dX, dY, Yref[i], Y);
   }
   for (int w = 4; w <= 32; w *= 2) {
     char kernel[64];
-    snprintf(kernel, sizeof kernel, "ours, default upload, %d lanes per row", w);
+    snprintf(kernel, sizeof kernel, "ours, coded upload, %d lanes per row", w);
     if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
     check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
     check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
   }
+  cis_hyb_cuda_destroy(&d);
+  /* a budget for about a third of the Expansion blocks: coded resident blocks, plain streamed
+   * ones */
+  if (!want) return;
+  int64_t budget = cis_hyb_cuda_min_bytes(h, 0) + cis_hyb_cuda_stream_bytes(h) +
+                   (h->nnz_exp * 12) / 3 + 4096;
+  if (cis_hyb_cuda_create(h, budget, CIS_HYB_CUDA_CODED, 0, &d) != CIS_OK)
+    return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  ok = info.coded_nnz > 0 && info.streamed_blocks > 0;
+  printf("%-4s %s: budget %lld: %lld blocks resident (%lld entries coded), %lld streamed\n",
+         ok ? "ok" : "FAIL", tc->label, (long long)budget, (long long)info.resident_blocks,
+         (long long)info.coded_nnz, (long long)info.streamed_blocks);
+  if (!ok) g_fail++;
+  for (int i = 0; i < NK; i++)
+    check_product(tc->label, "ours, coded resident and streamed blocks", cis_hyb_cuda_apply, d,
+                  tc->n, ks[i], dX, dY, Yref[i], Y);
   cis_hyb_cuda_destroy(&d);
 }
 
