@@ -218,8 +218,9 @@ static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FI
           cis_format_bytes((double)c->reserve, b4, sizeof b4));
   if (in->dict_size)
     fprintf(out, "gpu coded values %lld cached Expansion entries stored as a column and a 16-bit "
-                 "code of one of %d repeated magnitudes (6 bytes instead of 12)\n",
-            (long long)in->coded_nnz, in->dict_size);
+                 "code of one of %d repeated magnitudes (6 bytes instead of 12); dictionary "
+                 "and counts %.3f s\n",
+            (long long)in->coded_nnz, in->dict_size, in->dict_seconds);
 }
 
 static void report_times(const cis_hyb_cuda_times *t, FILE *out) {

@@ -338,26 +338,27 @@ static int encode_block(const cis_vdict *dict, const cis_csr_block *blk, const i
 }
 
 /* Encode the resident blocks, in groups of up to CIS_CODE_CHUNK entries, into pinned staging
- * (one block per OpenMP thread), and copy each group's plain and coded entries into place. */
+ * (one block per OpenMP thread), and copy each group's plain and coded entries into place; two
+ * staging buffers, so that a group is encoded while the one before it is copied. */
 static cis_err coded_upload(cis_hyb_cuda *d, const char *resident, const int64_t *rp,
                             const int64_t *crp) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   int64_t cap = CIS_CODE_CHUNK, *grp = NULL;
-  char *stage = NULL;
-  double *xval;
-  int32_t *xcol, *ccol;
-  uint16_t *ccode;
+  char *stage[2] = {NULL, NULL};
+  cudaEvent_t copied[2] = {NULL, NULL};
+  int slot = 0;
   for (int64_t b = 0; b < h->nblocks; b++)
     if (resident[b]) cap = CIS_MAX(cap, h->blocks[b].nnz);
   cap = even(cap);
   CIS_TRY(cis_malloc(&grp, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *grp,
                      "coded upload groups"));
-  CIS_CUDA_TRY(cudaMallocHost((void **)&stage, (size_t)cap * 18));
-  xval = (double *)stage;
-  xcol = (int32_t *)(stage + cap * 8);
-  ccol = (int32_t *)(stage + cap * 12);
-  ccode = (uint16_t *)(stage + cap * 16);
+  for (int i = 0; i < 2; i++) {
+    CIS_CUDA_TRY(cudaMallocHost((void **)&stage[i], (size_t)cap * 18));
+    CIS_CUDA_TRY(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
+  }
+  /* the arrays were cleared on the legacy stream, which copy_stream does not wait for */
+  CIS_CUDA_TRY(cudaDeviceSynchronize());
   for (int64_t b = 0; b < h->nblocks;) {
     int64_t m = 0, sum = 0;
     for (; b < h->nblocks; b++) {
@@ -370,7 +371,12 @@ static cis_err coded_upload(cis_hyb_cuda *d, const char *resident, const int64_t
     const cis_csr_block *f = &h->blocks[grp[0]], *l = &h->blocks[grp[m - 1]];
     int64_t x0 = rp[f->row0], c0 = crp[f->row0];
     int64_t x1 = rp[l->row0 + l->nrows], c1 = crp[l->row0 + l->nrows];
+    char *st = stage[slot];
+    double *xval = (double *)st;
+    int32_t *xcol = (int32_t *)(st + cap * 8), *ccol = (int32_t *)(st + cap * 12);
+    uint16_t *ccode = (uint16_t *)(st + cap * 16);
     int bad = 0;
+    CIS_CUDA_TRY(cudaEventSynchronize(copied[slot]));
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
     for (int64_t j = 0; j < m; j++)
       bad |= encode_block(&d->dict, &h->blocks[grp[j]], rp, crp, x0, c0, xval, xcol, ccol, ccode);
@@ -378,13 +384,26 @@ static cis_err coded_upload(cis_hyb_cuda *d, const char *resident, const int64_t
       CIS_FAIL(CIS_ERR_INTERNAL,
                "coded upload: Expansion blocks from row %lld changed since they were counted",
                (long long)f->row0);
-    CIS_CUDA_TRY(cudaMemcpy(d->csr_val + x0, xval, (size_t)(x1 - x0) * 8, cudaMemcpyHostToDevice));
-    CIS_CUDA_TRY(cudaMemcpy(d->csr_col + x0, xcol, (size_t)(x1 - x0) * 4, cudaMemcpyHostToDevice));
-    CIS_CUDA_TRY(cudaMemcpy(d->ccol + c0, ccol, (size_t)(c1 - c0) * 4, cudaMemcpyHostToDevice));
-    CIS_CUDA_TRY(cudaMemcpy(d->ccode + c0, ccode, (size_t)(c1 - c0) * 2, cudaMemcpyHostToDevice));
+    cudaStream_t cs = d->copy_stream;
+    CIS_CUDA_TRY(cudaMemcpyAsync(d->csr_val + x0, xval, (size_t)(x1 - x0) * 8,
+                                 cudaMemcpyHostToDevice, cs));
+    CIS_CUDA_TRY(cudaMemcpyAsync(d->csr_col + x0, xcol, (size_t)(x1 - x0) * 4,
+                                 cudaMemcpyHostToDevice, cs));
+    CIS_CUDA_TRY(cudaMemcpyAsync(d->ccol + c0, ccol, (size_t)(c1 - c0) * 4,
+                                 cudaMemcpyHostToDevice, cs));
+    CIS_CUDA_TRY(cudaMemcpyAsync(d->ccode + c0, ccode, (size_t)(c1 - c0) * 2,
+                                 cudaMemcpyHostToDevice, cs));
+    CIS_CUDA_TRY(cudaEventRecord(copied[slot], cs));
+    slot ^= 1;
   }
+  CIS_CUDA_TRY(cudaStreamSynchronize(d->copy_stream));
 cleanup:
-  if (stage) cudaFreeHost(stage);
+  /* no copy may still read the staging when it is freed (after an error too) */
+  if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
+  for (int i = 0; i < 2; i++) {
+    if (stage[i]) cudaFreeHost(stage[i]);
+    if (copied[i]) cudaEventDestroy(copied[i]);
+  }
   cis_free(&grp);
   return err;
 }
@@ -561,7 +580,11 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->group = CIS_HYB_CUDA_MAX_K;
   CIS_CALL(slots_create(d));
   CIS_CALL(ell_create(d, &h->ell, flags));
-  CIS_TRY(dict_setup(d, flags));
+  {
+    double t0 = cis_wtime();
+    CIS_TRY(dict_setup(d, flags));
+    d->info.dict_seconds = cis_wtime() - t0;
+  }
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(choose_resident(d, avail, flags, resident));
   CIS_TRY(csr_upload(d, resident));

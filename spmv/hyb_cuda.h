@@ -56,6 +56,7 @@ typedef struct {
   int64_t coded_nnz;       /* resident Expansion entries stored with a 16-bit value code */
   int dict_size;           /* magnitudes in the value dictionary (0: none) */
   double dict_cover;       /* share of the sampled entries it codes (spmv/valdict.h) */
+  double dict_seconds;     /* host time to choose it and count the coded entries */
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
