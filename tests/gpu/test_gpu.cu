@@ -204,6 +204,26 @@ static const int ks[] = {1, 3, 8, 11};
 #define NK 4
 #define KMAX 11
 
+/* Ours and the multi-vector kernel for every k, then every sub-warp width whatever the upload
+ * picked (k = 1 and 3); `tag` follows the kernel's name. */
+static void check_ours(const test_case *tc, cis_hyb_cuda *d, const char *tag, const double *dX,
+                       double *dY, double *const *Yref, double *Y) {
+  char kernel[96];
+  for (int i = 0; i < NK; i++) {
+    snprintf(kernel, sizeof kernel, "ours%s", tag);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY, Yref[i], Y);
+    snprintf(kernel, sizeof kernel, "multi-vector%s", tag);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply_multi, d, tc->n, ks[i], dX, dY, Yref[i],
+                  Y);
+  }
+  for (int w = 4; w <= 32; w *= 2) {
+    snprintf(kernel, sizeof kernel, "ours%s, %d lanes per row", tag, w);
+    if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
+    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
+  }
+}
+
 /* Every block resident: the paper's kernel, ours and the multi-vector kernel. */
 static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                            double *const *Yref, double *Y) {
@@ -214,19 +234,7 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   printf("--   %s: n %lld, boundary %lld, %d-bit ELL columns, %d-lane sub-warps\n", tc->label,
          (long long)tc->n, (long long)tc->boundary, info.index_bits, info.subwarp);
   check_product(tc->label, "paper kernel", apply_paper1, d, tc->n, 1, dX, dY, Yref[0], Y);
-  for (int i = 0; i < NK; i++) {
-    check_product(tc->label, "ours", cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY, Yref[i], Y);
-    check_product(tc->label, "multi-vector", cis_hyb_cuda_apply_multi, d, tc->n, ks[i], dX, dY,
-                  Yref[i], Y);
-  }
-  /* every sub-warp width on every matrix, whatever the upload picked */
-  for (int w = 4; w <= 32; w *= 2) {
-    char kernel[64];
-    snprintf(kernel, sizeof kernel, "ours, %d lanes per row", w);
-    if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
-    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
-    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
-  }
+  check_ours(tc, d, "", dX, dY, Yref, Y);
   cis_hyb_cuda_destroy(&d);
 }
 
@@ -245,19 +253,7 @@ static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, doubl
          100.0 * info.dict_cover, (long long)info.coded_nnz, (long long)h->nnz_exp,
          want ? "coded values" : "none");
   if (!ok) g_fail++;
-  for (int i = 0; i < NK; i++) {
-    check_product(tc->label, "ours, coded upload", cis_hyb_cuda_apply, d, tc->n, ks[i], dX, dY,
-                  Yref[i], Y);
-    check_product(tc->label, "multi-vector, coded upload", cis_hyb_cuda_apply_multi, d, tc->n,
-                  ks[i], dX, dY, Yref[i], Y);
-  }
-  for (int w = 4; w <= 32; w *= 2) {
-    char kernel[64];
-    snprintf(kernel, sizeof kernel, "ours, coded upload, %d lanes per row", w);
-    if (cis_hyb_cuda_set_subwarp(d, w) != CIS_OK) return fail_err(kernel);
-    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref[0], Y);
-    check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 3, dX, dY, Yref[1], Y);
-  }
+  check_ours(tc, d, ", coded upload", dX, dY, Yref, Y);
   cis_hyb_cuda_destroy(&d);
   /* a budget for about a third of the Expansion blocks: coded resident blocks, plain streamed
    * ones */
