@@ -243,8 +243,16 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
 static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                         double *const *Yref, double *Y) {
   cis_hyb_cuda *d = NULL;
-  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_CODED, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_info info;
+  /* the default upload keeps a matrix that fits in twice the L2 cache plain */
+  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  printf("%-4s %s: default upload of %lld cached entries: %d magnitudes in a dictionary, "
+         "expected none (smaller than twice the L2 cache)\n", info.dict_size ? "FAIL" : "ok",
+         tc->label, (long long)h->nnz_exp, info.dict_size);
+  if (info.dict_size) g_fail++;
+  cis_hyb_cuda_destroy(&d);
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_CODED, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_get_info(d, &info);
   int want = tc->distinct > 0 && h->nnz_exp > 0;
   int ok = want ? info.dict_size > 0 && info.coded_nnz > 0 : info.dict_size == 0;
