@@ -19,8 +19,8 @@ extern "C" {
 #define CIS_NSLOTS 2
 /* Host staging for the ELL upload, in entries. */
 #define CIS_ELL_CHUNK ((int64_t)1 << 22)
-/* Host staging for the coded Expansion upload, in entries (18 bytes each at most). */
-#define CIS_CODE_CHUNK ((int64_t)1 << 23)
+/* Host staging for the Expansion upload, in entries (18 bytes each at most), two buffers. */
+#define CIS_CODE_CHUNK ((int64_t)1 << 22)
 /* Entries sampled to choose the value dictionary, and its largest size on the device: on
  * H2O/6-31G FCI 1024 magnitudes code 72% of the entries, 2048 95.3%, 4096 95.3% at the same
  * speed, 8192 2% slower (the table competes with x for L1). */
@@ -315,12 +315,20 @@ static cis_err choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *
   return CIS_OK;
 }
 
-/* Split a block's rows into plain entries (at rp[row] - x0) and coded ones (at crp[row] - c0);
- * 0 when every row's counts match its row pointers. */
-static int encode_block(const cis_vdict *dict, const cis_csr_block *blk, const int64_t *rp,
-                        const int64_t *crp, int64_t x0, int64_t c0, double *xval, int32_t *xcol,
-                        int32_t *ccol, uint16_t *ccode) {
-  for (int64_t l = 0; l < blk->nrows; l++) {
+/* Split rows [l0, l1) of a block into plain entries (at rp[row] - x0) and coded ones (at
+ * crp[row] - c0); without a dictionary (crp NULL) every entry is plain. 0 when every row's
+ * counts match its row pointers. */
+static int encode_rows(const cis_vdict *dict, const cis_csr_block *blk, int64_t l0, int64_t l1,
+                       const int64_t *rp, const int64_t *crp, int64_t x0, int64_t c0,
+                       double *xval, int32_t *xcol, int32_t *ccol, uint16_t *ccode) {
+  if (!crp) {
+    int64_t p0 = blk->rowptr[l0], m = blk->rowptr[l1] - p0, at = rp[blk->row0 + l0] - x0;
+    if (rp[blk->row0 + l1] - rp[blk->row0 + l0] != m) return 1;
+    memcpy(xcol + at, blk->col + p0, (size_t)m * sizeof *xcol);
+    memcpy(xval + at, blk->val + p0, (size_t)m * sizeof *xval);
+    return 0;
+  }
+  for (int64_t l = l0; l < l1; l++) {
     int64_t r = blk->row0 + l, xi = rp[r] - x0, ci = crp[r] - c0;
     for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++) {
       int code = cis_vdict_code(dict, blk->val[p]);
@@ -337,22 +345,32 @@ static int encode_block(const cis_vdict *dict, const cis_csr_block *blk, const i
   return 0;
 }
 
-/* Encode the resident blocks, in groups of up to CIS_CODE_CHUNK entries, into pinned staging
- * (one block per OpenMP thread), and copy each group's plain and coded entries into place; two
- * staging buffers, so that a group is encoded while the one before it is copied. */
-static cis_err coded_upload(cis_hyb_cuda *d, const char *resident, const int64_t *rp,
-                            const int64_t *crp) {
+/* Rows per task when a group of blocks is split on OpenMP threads. */
+#define CIS_ROWS_PER_TASK 256
+
+/* Copy the resident blocks into place: in groups of about CIS_CODE_CHUNK entries, split
+ * (encode_rows) into pinned staging on OpenMP threads, CIS_ROWS_PER_TASK rows per task, and
+ * copied from there; two staging buffers, so that a group is split while the one before it is
+ * copied. crp NULL: no coded part. */
+static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_t *rp,
+                             const int64_t *crp) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
-  int64_t cap = CIS_CODE_CHUNK, *grp = NULL;
+  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask;
+  int64_t(*task)[3] = NULL; /* block, first row, end row */
   char *stage[2] = {NULL, NULL};
   cudaEvent_t copied[2] = {NULL, NULL};
   int slot = 0;
   for (int64_t b = 0; b < h->nblocks; b++)
-    if (resident[b]) cap = CIS_MAX(cap, h->blocks[b].nnz);
-  cap = even(cap);
-  CIS_TRY(cis_malloc(&grp, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *grp,
-                     "coded upload groups"));
+    if (resident[b]) {
+      total += h->blocks[b].nnz;
+      biggest = CIS_MAX(biggest, h->blocks[b].nnz);
+    }
+  if (total == 0) return CIS_OK;
+  /* small matrices get small staging: pinning host memory costs time too */
+  cap = even(CIS_MAX(CIS_MIN(CIS_CODE_CHUNK, total / 8 + 1), biggest));
+  maxtask = h->n / CIS_ROWS_PER_TASK + h->nblocks + 1;
+  CIS_TRY(cis_malloc(&task, (size_t)maxtask, sizeof *task, "upload tasks"));
   for (int i = 0; i < 2; i++) {
     CIS_CUDA_TRY(cudaMallocHost((void **)&stage[i], (size_t)cap * 18));
     CIS_CUDA_TRY(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
@@ -360,17 +378,25 @@ static cis_err coded_upload(cis_hyb_cuda *d, const char *resident, const int64_t
   /* the arrays were cleared on the legacy stream, which copy_stream does not wait for */
   CIS_CUDA_TRY(cudaDeviceSynchronize());
   for (int64_t b = 0; b < h->nblocks;) {
-    int64_t m = 0, sum = 0;
+    int64_t sum = 0, first = -1, last = -1;
+    ntask = 0;
     for (; b < h->nblocks; b++) {
-      if (!resident[b] || h->blocks[b].nnz == 0) continue;
-      if (m && sum + h->blocks[b].nnz > cap) break;
-      grp[m++] = b;
-      sum += h->blocks[b].nnz;
+      const cis_csr_block *blk = &h->blocks[b];
+      if (!resident[b] || blk->nnz == 0) continue;
+      if (first >= 0 && sum + blk->nnz > cap) break;
+      if (first < 0) first = b;
+      last = b;
+      sum += blk->nnz;
+      for (int64_t l = 0; l < blk->nrows; l += CIS_ROWS_PER_TASK) {
+        task[ntask][0] = b;
+        task[ntask][1] = l;
+        task[ntask++][2] = CIS_MIN(l + CIS_ROWS_PER_TASK, blk->nrows);
+      }
     }
-    if (m == 0) break;
-    const cis_csr_block *f = &h->blocks[grp[0]], *l = &h->blocks[grp[m - 1]];
-    int64_t x0 = rp[f->row0], c0 = crp[f->row0];
-    int64_t x1 = rp[l->row0 + l->nrows], c1 = crp[l->row0 + l->nrows];
+    if (first < 0) break;
+    const cis_csr_block *f = &h->blocks[first], *l = &h->blocks[last];
+    int64_t x0 = rp[f->row0], c0 = crp ? crp[f->row0] : 0;
+    int64_t x1 = rp[l->row0 + l->nrows], c1 = crp ? crp[l->row0 + l->nrows] : 0;
     char *st = stage[slot];
     double *xval = (double *)st;
     int32_t *xcol = (int32_t *)(st + cap * 8), *ccol = (int32_t *)(st + cap * 12);
@@ -378,21 +404,24 @@ static cis_err coded_upload(cis_hyb_cuda *d, const char *resident, const int64_t
     int bad = 0;
     CIS_CUDA_TRY(cudaEventSynchronize(copied[slot]));
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
-    for (int64_t j = 0; j < m; j++)
-      bad |= encode_block(&d->dict, &h->blocks[grp[j]], rp, crp, x0, c0, xval, xcol, ccol, ccode);
+    for (int64_t t = 0; t < ntask; t++)
+      bad |= encode_rows(&d->dict, &h->blocks[task[t][0]], task[t][1], task[t][2], rp, crp, x0,
+                         c0, xval, xcol, ccol, ccode);
     if (bad)
       CIS_FAIL(CIS_ERR_INTERNAL,
-               "coded upload: Expansion blocks from row %lld changed since they were counted",
+               "upload: Expansion blocks from row %lld changed since they were counted",
                (long long)f->row0);
     cudaStream_t cs = d->copy_stream;
     CIS_CUDA_TRY(cudaMemcpyAsync(d->csr_val + x0, xval, (size_t)(x1 - x0) * 8,
                                  cudaMemcpyHostToDevice, cs));
     CIS_CUDA_TRY(cudaMemcpyAsync(d->csr_col + x0, xcol, (size_t)(x1 - x0) * 4,
                                  cudaMemcpyHostToDevice, cs));
-    CIS_CUDA_TRY(cudaMemcpyAsync(d->ccol + c0, ccol, (size_t)(c1 - c0) * 4,
-                                 cudaMemcpyHostToDevice, cs));
-    CIS_CUDA_TRY(cudaMemcpyAsync(d->ccode + c0, ccode, (size_t)(c1 - c0) * 2,
-                                 cudaMemcpyHostToDevice, cs));
+    if (crp) {
+      CIS_CUDA_TRY(cudaMemcpyAsync(d->ccol + c0, ccol, (size_t)(c1 - c0) * 4,
+                                   cudaMemcpyHostToDevice, cs));
+      CIS_CUDA_TRY(cudaMemcpyAsync(d->ccode + c0, ccode, (size_t)(c1 - c0) * 2,
+                                   cudaMemcpyHostToDevice, cs));
+    }
     CIS_CUDA_TRY(cudaEventRecord(copied[slot], cs));
     slot ^= 1;
   }
@@ -404,7 +433,7 @@ cleanup:
     if (stage[i]) cudaFreeHost(stage[i]);
     if (copied[i]) cudaEventDestroy(copied[i]);
   }
-  cis_free(&grp);
+  cis_free(&task);
   return err;
 }
 
@@ -449,18 +478,8 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident) {
     CIS_CUDA_TRY(cudaMemcpy(d->crowptr, crp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
     CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict.table, (size_t)d->dict.size * 8,
                             cudaMemcpyHostToDevice));
-    CIS_TRY(coded_upload(d, resident, rp, crp));
-  } else {
-    for (int64_t b = 0, at = 0; b < h->nblocks; b++) {
-      const cis_csr_block *blk = &h->blocks[b];
-      if (!resident[b] || blk->nnz == 0) continue;
-      CIS_CUDA_TRY(cudaMemcpy(d->csr_col + at, blk->col, (size_t)blk->nnz * 4,
-                              cudaMemcpyHostToDevice));
-      CIS_CUDA_TRY(cudaMemcpy(d->csr_val + at, blk->val, (size_t)blk->nnz * 8,
-                              cudaMemcpyHostToDevice));
-      at += blk->nnz;
-    }
   }
+  CIS_TRY(blocks_upload(d, resident, rp, crp));
   CIS_TRY(cis_malloc(&d->stream_ids, (size_t)ns, sizeof *d->stream_ids, "streamed block list"));
   for (int64_t b = 0; b < h->nblocks; b++)
     if (!resident[b]) d->stream_ids[d->nstream++] = b;
