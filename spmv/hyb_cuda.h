@@ -10,7 +10,8 @@
  *    sample) and the cached blocks are larger than twice the device's L2 cache (smaller ones
  *    are read from L2, where the decoding costs more than the bytes it saves), the entries
  *    whose value is in the dictionary form a second, coded CSR: 32-bit column and 16-bit code,
- *    6 bytes instead of 12; the others stay in the plain CSR.
+ *    6 bytes instead of 12; the others stay in the plain CSR. Resident blocks are split on
+ *    OpenMP threads into pinned staging and copied from there, a group while the next is split.
  * Blocks that are not resident (not cached on the host, or over the budget) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
  * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
