@@ -13,7 +13,10 @@
  * applied as its upper triangle alone (the transpose by atomics), and with --stream 1 with no
  * Expansion block resident (streamed from the host cache, then regenerated), timed by parts.
  * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
- * row offsets past 2^31 nonzeros).
+ * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
+ * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
+ * (a CI matrix), "coded values" (spmv/valdict.h; forced with CIS_HYB_CUDA_CODED, while cisolve
+ * codes only matrices larger than twice the L2 cache).
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed (a memset twice its size) and with x and y rotated among 4 buffers.
