@@ -413,14 +413,6 @@ static int cmp_diag(const void *a, const void *b) {
   if (x->d != y->d) return x->d < y->d ? -1 : 1;
   return (x->i > y->i) - (x->i < y->i);
 }
-typedef struct {
-  int32_t c;
-  double v;
-} entry;
-static int cmp_entry(const void *a, const void *b) {
-  const entry *x = a, *y = b;
-  return (x->c > y->c) - (x->c < y->c);
-}
 
 /* perm[new] = old by ascending diagonal (ties by index); the permuted matrix into p. */
 static cis_err permute_csr(const cis_csr *m, int64_t *perm, double *diag, cis_csr *p) {
@@ -464,23 +456,44 @@ cleanup:
   return err;
 }
 
+typedef struct {
+  int32_t col;
+  double val;
+} row_entry;
+
+static int by_col(const void *a, const void *b) {
+  int32_t x = ((const row_entry *)a)->col, y = ((const row_entry *)b)->col;
+  return (x > y) - (x < y);
+}
+
+/* Sort one row (or one part of a row) by column; tmp/cap: scratch grown as needed. Rows are
+ * stored in generation order (the product needs no more), and a permuted matrix's rows are
+ * no longer sorted, so export and permutation sort them. */
+static cis_err sort_row(int32_t *col, double *val, int64_t len, row_entry **tmp, int64_t *cap) {
+  int sorted = 1;
+  for (int64_t t = 1; t < len && sorted; t++) sorted = col[t - 1] <= col[t];
+  if (sorted) return CIS_OK;
+  if (len > *cap) {
+    CIS_CALL(cis_realloc(tmp, (size_t)len, sizeof **tmp, "row sort"));
+    *cap = len;
+  }
+  row_entry *e = *tmp;
+  for (int64_t t = 0; t < len; t++) e[t] = (row_entry){col[t], val[t]};
+  qsort(e, (size_t)len, sizeof *e, by_col);
+  for (int64_t t = 0; t < len; t++) col[t] = e[t].col, val[t] = e[t].val;
+  return CIS_OK;
+}
+
 /* Rows of a permuted matrix are no longer sorted by column. */
 static cis_err sort_rows(cis_csr *p) {
-  entry *buf = NULL;
-  int64_t maxlen = 0;
-  for (int64_t i = 0; i < p->n; i++) maxlen = CIS_MAX(maxlen, p->rowptr[i + 1] - p->rowptr[i]);
-  CIS_CALL(cis_malloc(&buf, (size_t)maxlen, sizeof *buf, "row sort buffer"));
-  for (int64_t i = 0; i < p->n; i++) {
-    int64_t q0 = p->rowptr[i], len = p->rowptr[i + 1] - q0;
-    for (int64_t t = 0; t < len; t++) buf[t] = (entry){p->col[q0 + t], p->val[q0 + t]};
-    qsort(buf, (size_t)len, sizeof *buf, cmp_entry);
-    for (int64_t t = 0; t < len; t++) {
-      p->col[q0 + t] = buf[t].c;
-      p->val[q0 + t] = buf[t].v;
-    }
-  }
-  cis_free(&buf);
-  return CIS_OK;
+  row_entry *tmp = NULL;
+  int64_t cap = 0;
+  cis_err err = CIS_OK;
+  for (int64_t i = 0; i < p->n && err == CIS_OK; i++)
+    err = sort_row(p->col + p->rowptr[i], p->val + p->rowptr[i], p->rowptr[i + 1] - p->rowptr[i],
+                   &tmp, &cap);
+  cis_free(&tmp);
+  return err;
 }
 
 /* Bytes the fully cached Expansion blocks will take; NOMEM naming the least budget. */
@@ -563,33 +576,6 @@ static cis_err append_row(cis_csr *o, int64_t *cap, const int32_t *c, const doub
   memcpy(o->col + o->nnz, c, sizeof(int32_t) * (size_t)len);
   memcpy(o->val + o->nnz, v, sizeof(double) * (size_t)len);
   o->nnz += len;
-  return CIS_OK;
-}
-
-typedef struct {
-  int32_t col;
-  double val;
-} row_entry;
-
-static int by_col(const void *a, const void *b) {
-  int32_t x = ((const row_entry *)a)->col, y = ((const row_entry *)b)->col;
-  return (x > y) - (x < y);
-}
-
-/* Rows are stored in generation order (the product needs no more); sort one part of a row for
- * export. tmp/cap: scratch grown as needed. */
-static cis_err sort_row(int32_t *col, double *val, int64_t len, row_entry **tmp, int64_t *cap) {
-  int sorted = 1;
-  for (int64_t t = 1; t < len && sorted; t++) sorted = col[t - 1] <= col[t];
-  if (sorted) return CIS_OK;
-  if (len > *cap) {
-    CIS_CALL(cis_realloc(tmp, (size_t)len, sizeof **tmp, "row sort"));
-    *cap = len;
-  }
-  row_entry *e = *tmp;
-  for (int64_t t = 0; t < len; t++) e[t] = (row_entry){col[t], val[t]};
-  qsort(e, (size_t)len, sizeof *e, by_col);
-  for (int64_t t = 0; t < len; t++) col[t] = e[t].col, val[t] = e[t].val;
   return CIS_OK;
 }
 
