@@ -26,11 +26,7 @@
 #define HEADER_MAX_BYTES (64L << 20)
 
 typedef struct {
-  const char *path;
-  FILE *f;
-  char *line;
-  size_t cap;
-  long lineno;
+  cis_io_lines in;
   long hdr_first, hdr_last; /* header line range, for messages */
   char where[64];           /* "FCIDUMP header (lines 1-4)" */
 } reader;
@@ -41,14 +37,6 @@ typedef struct {
   long *orbsym;
   long norbsym;
 } header;
-
-/* Next line into r->line; 0 at end of file. */
-static int next_line(reader *r) {
-  ssize_t n = getline(&r->line, &r->cap, r->f);
-  if (n < 0) return 0;
-  r->lineno++;
-  return 1;
-}
 
 static int is_blank(const char *s) {
   while (*s && isspace((unsigned char)*s)) s++;
@@ -89,10 +77,10 @@ static cis_err read_header_text(reader *r, char **text) {
   CIS_CALL(cis_malloc(text, cap, 1, "FCIDUMP header"));
   (*text)[0] = '\0';
   int more;
-  while ((more = next_line(r)) && is_blank(r->line)) {
+  while ((more = cis_io_next_line(&r->in)) && is_blank(r->in.line)) {
   }
-  if (!more) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file (no FCIDUMP header)", r->path);
-  char *s = r->line;
+  if (!more) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file (no FCIDUMP header)", r->in.path);
+  char *s = r->in.line;
   while (isspace((unsigned char)*s)) s++;
   if (strncasecmp(s, "&FCI", 4) != 0) {
     char b[64];
@@ -100,9 +88,9 @@ static cis_err read_header_text(reader *r, char **text) {
     CIS_ERROR(CIS_ERR_INPUT,
               "%s: line %ld: expected an FCIDUMP header starting with '&FCI', found '%s' (the "
               "file is neither HDF5 nor Matrix Market either)",
-              r->path, r->lineno, b);
+              r->in.path, r->in.lineno, b);
   }
-  r->hdr_first = r->lineno;
+  r->hdr_first = r->in.lineno;
   s += 4;
   for (;;) {
     char *end = header_end(s);
@@ -111,7 +99,7 @@ static cis_err read_header_text(reader *r, char **text) {
     if (len + k + 2 > cap) {
       CIS_CHECK(len + k < HEADER_MAX_BYTES, CIS_ERR_INPUT,
                 "%s: FCIDUMP header starting at line %ld has no end (&END or /) in its first "
-                "%ld MiB", r->path, r->hdr_first, HEADER_MAX_BYTES >> 20);
+                "%ld MiB", r->in.path, r->hdr_first, HEADER_MAX_BYTES >> 20);
       cap = 2 * (len + k + 2);
       CIS_CALL(cis_realloc(text, cap, 1, "FCIDUMP header"));
     }
@@ -120,15 +108,15 @@ static cis_err read_header_text(reader *r, char **text) {
     (*text)[len++] = ' ';
     (*text)[len] = '\0';
     if (end) break;
-    if (!next_line(r))
+    if (!cis_io_next_line(&r->in))
       CIS_ERROR(CIS_ERR_INPUT, "%s: FCIDUMP header starting at line %ld has no end (&END or /) "
-                "before the end of the file", r->path, r->hdr_first);
-    if (looks_like_record(r->line))
+                "before the end of the file", r->in.path, r->hdr_first);
+    if (looks_like_record(r->in.line))
       CIS_ERROR(CIS_ERR_INPUT, "%s: FCIDUMP header starting at line %ld has no end (&END or /) "
-                "before the integrals at line %ld", r->path, r->hdr_first, r->lineno);
-    s = r->line;
+                "before the integrals at line %ld", r->in.path, r->hdr_first, r->in.lineno);
+    s = r->in.line;
   }
-  r->hdr_last = r->lineno;
+  r->hdr_last = r->in.lineno;
   if (r->hdr_first == r->hdr_last)
     snprintf(r->where, sizeof r->where, "FCIDUMP header (line %ld)", r->hdr_first);
   else
@@ -164,7 +152,7 @@ static cis_err parse_ints(const reader *r, const char *key, const char *v, const
       char b[48];
       snprintf(b, sizeof b, "%.*s", (int)CIS_MIN(vend - s, 40), s);
       CIS_ERROR(CIS_ERR_INPUT, "%s: %s: %s='%s' is not an integer "
-                "list", r->path, r->where, key, b);
+                "list", r->in.path, r->where, key, b);
     }
     if (n < max) out[n] = x;
     n++;
@@ -179,7 +167,7 @@ static cis_err parse_one_int(const reader *r, const char *key, const char *v, co
   long n;
   CIS_CALL(parse_ints(r, key, v, vend, out, 1, &n));
   CIS_CHECK(n == 1, CIS_ERR_INPUT, "%s: %s: %s has %ld values, "
-            "expected one integer", r->path, r->where, key, n);
+            "expected one integer", r->in.path, r->where, key, n);
   return CIS_OK;
 }
 
@@ -222,7 +210,7 @@ static cis_err parse_header(const reader *r, const char *text, header *h) {
       char b[48];
       show(s, b, sizeof b);
       CIS_ERROR(CIS_ERR_INPUT, "%s: %s: expected KEY=value, found "
-                "'%.40s'", r->path, r->where, b);
+                "'%.40s'", r->in.path, r->where, b);
     }
     char key[32];
     snprintf(key, sizeof key, "%.*s", (int)CIS_MIN(kend - s, 31), s);
@@ -242,22 +230,22 @@ static cis_err parse_header(const reader *r, const char *text, header *h) {
 
 static cis_err check_header(const reader *r, const header *h, cis_problem *p) {
   CIS_CHECK(h->have_norb, CIS_ERR_INPUT, "%s: %s has no NORB",
-            r->path, r->where);
+            r->in.path, r->where);
   CIS_CHECK(h->have_nelec, CIS_ERR_INPUT, "%s: %s has no NELEC",
-            r->path, r->where);
+            r->in.path, r->where);
   CIS_CHECK(!h->uhf, CIS_ERR_INPUT, "%s: %s has UHF=.TRUE.: "
             "unrestricted integrals are not supported (give restricted orbitals)",
-            r->path, r->where);
+            r->in.path, r->where);
   CIS_CHECK(h->norb > 0 && h->norb <= 100000, CIS_ERR_INPUT,
-            "%s: %s: NORB=%ld, expected 1..100000", r->path, r->where, h->norb);
+            "%s: %s: NORB=%ld, expected 1..100000", r->in.path, r->where, h->norb);
   const char *where = r->where;
   cis_integrals *I = &p->ints;
   I->norb = (int)h->norb;
-  CIS_CALL(cis_io_electrons(r->path, where, I->norb, h->nelec, h->ms2, &I->nalpha, &I->nbeta));
+  CIS_CALL(cis_io_electrons(r->in.path, where, I->norb, h->nelec, h->ms2, &I->nalpha, &I->nbeta));
   I->isym = (int)h->isym;
   if (h->orbsym) {
     CIS_CHECK(h->norbsym == h->norb, CIS_ERR_INPUT, "%s: %s: ORBSYM has %ld entries, expected "
-              "NORB=%ld", r->path, where, h->norbsym, h->norb);
+              "NORB=%ld", r->in.path, where, h->norbsym, h->norb);
     CIS_CALL(cis_malloc(&I->orbsym, (size_t)h->norb, sizeof(int), "ORBSYM"));
     for (long i = 0; i < h->norb; i++) I->orbsym[i] = (int)h->orbsym[i];
   }
@@ -287,14 +275,14 @@ static double parse_real(const char *s, char **end) {
 
 static cis_err bad_record(const reader *r, const char *why) {
   char b[64];
-  show(r->line, b, sizeof b);
-  CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: %s; expected 'value i j k l', found '%s'", r->path,
-            r->lineno, why, b);
+  show(r->in.line, b, sizeof b);
+  CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: %s; expected 'value i j k l', found '%s'", r->in.path,
+            r->in.lineno, why, b);
 }
 
 /* Parse one record line into value and the four indices; 0 = blank line. */
 static cis_err parse_record(const reader *r, double *v, long idx[4], int *got) {
-  char *s = r->line, *e;
+  char *s = r->in.line, *e;
   while (isspace((unsigned char)*s)) s++;
   *got = *s != '\0';
   if (!*got) return CIS_OK;
@@ -341,26 +329,25 @@ static cis_err read_records(reader *r, cis_integrals *I) {
   double v;
   long x[4];
   int got;
-  while (next_line(r)) {
+  while (cis_io_next_line(&r->in)) {
     CIS_CALL(parse_record(r, &v, x, &got));
     if (got) CIS_CALL(store_record(r, I, v, x));
   }
-  if (ferror(r->f))
-    CIS_ERROR(CIS_ERR_IO, "%s: read error after line %ld: %s", r->path, r->lineno,
+  if (ferror(r->in.f))
+    CIS_ERROR(CIS_ERR_IO, "%s: read error after line %ld: %s", r->in.path, r->in.lineno,
               strerror(errno));
   return CIS_OK;
 }
 
 cis_err cis_fcidump_read(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
-  reader r = {.path = path};
+  reader r = {0};
   header h = {0};
   char *text = NULL;
   memset(p, 0, sizeof *p);
-  r.f = fopen(path, "r");
-  if (!r.f) CIS_FAIL(CIS_ERR_IO, "cannot open FCIDUMP %s: %s", path, strerror(errno));
+  CIS_TRY(cis_io_lines_open(&r.in, path, "FCIDUMP"));
   /* a large stdio buffer: the file is read once, front to back */
-  setvbuf(r.f, NULL, _IOFBF, 1 << 20);
+  setvbuf(r.in.f, NULL, _IOFBF, 1 << 20);
   CIS_TRY(read_header_text(&r, &text));
   CIS_TRY(parse_header(&r, text, &h));
   CIS_TRY(check_header(&r, &h, p));
@@ -370,8 +357,7 @@ cis_err cis_fcidump_read(const char *path, cis_problem *p) {
   p->space_from_file = 0;
   snprintf(p->source, sizeof p->source, "%s", path);
 cleanup:
-  if (r.f) fclose(r.f);
-  free(r.line);
+  cis_io_lines_close(&r.in);
   cis_free(&text);
   cis_free(&h.orbsym);
   if (err != CIS_OK) cis_problem_free(p);

@@ -5,12 +5,35 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <libgen.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/io_private.h"
+
+cis_err cis_io_lines_open(cis_io_lines *r, const char *path, const char *what) {
+  *r = (cis_io_lines){.path = path};
+  r->f = fopen(path, "r");
+  if (!r->f)
+    CIS_ERROR(CIS_ERR_IO, "cannot open %s%s%s: %s", what, *what ? " " : "", path,
+              strerror(errno));
+  return CIS_OK;
+}
+
+int cis_io_next_line(cis_io_lines *r) {
+  if (getline(&r->line, &r->cap, r->f) < 0) return 0;
+  r->lineno++;
+  return 1;
+}
+
+void cis_io_lines_close(cis_io_lines *r) {
+  if (r->f) fclose(r->f);
+  r->f = NULL;
+  free(r->line);
+  r->line = NULL;
+}
 
 static const unsigned char h5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 

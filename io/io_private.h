@@ -1,5 +1,6 @@
 /* cisolve: helpers shared by the readers and writers of io/ (not a public interface).
  *
+ * - text inputs read line by line, with line numbers for messages;
  * - electron counts from NELEC/MS2, validated the same way for every input format;
  * - an explicit matrix from coordinate triplets: rows sorted, duplicates refused, both
  *   triangles stored, symmetry checked;
@@ -10,10 +11,27 @@
 #define CIS_IO_PRIVATE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <hdf5.h>
 
 #include "core/problem.h"
+
+/* A text input read line by line: `line` is the current line (getline's buffer, with its
+ * newline), `lineno` its number, for messages naming path and line. */
+typedef struct {
+  const char *path;
+  FILE *f;
+  char *line;
+  size_t cap;
+  long lineno;
+} cis_io_lines;
+/* Open `path` for reading; CIS_ERR_IO "cannot open WHAT PATH: reason" (`what` may be ""). */
+cis_err cis_io_lines_open(cis_io_lines *r, const char *path, const char *what);
+/* 1 with the next line in r->line, 0 at the end of the file. */
+int cis_io_next_line(cis_io_lines *r);
+/* Close the file and free the line buffer (safe on a reader that failed to open). */
+void cis_io_lines_close(cis_io_lines *r);
 
 /* nalpha = (nelec+ms2)/2, nbeta = (nelec-ms2)/2, checked against norb. `where` names the
  * place of the numbers in the file, e.g. "FCIDUMP header" or "/integrals". */

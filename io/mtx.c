@@ -139,23 +139,9 @@ cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const cha
 
 /* ---- Matrix Market reading ---------------------------------------------------------------- */
 
-typedef struct {
-  const char *path;
-  FILE *f;
-  char *line;
-  size_t cap;
-  long lineno;
-} mreader;
-
-static int mnext(mreader *r) {
-  if (getline(&r->line, &r->cap, r->f) < 0) return 0;
-  r->lineno++;
-  return 1;
-}
-
-static cis_err mtx_banner(mreader *r, int *symmetric) {
+static cis_err mtx_banner(cis_io_lines *r, int *symmetric) {
   char w[5][32] = {{0}};
-  if (!mnext(r)) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file", r->path);
+  if (!cis_io_next_line(r)) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file", r->path);
   int k = sscanf(r->line, "%31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4]);
   if (k != 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0 ||
       strcasecmp(w[2], "coordinate") != 0)
@@ -175,8 +161,8 @@ static cis_err mtx_banner(mreader *r, int *symmetric) {
   return CIS_OK;
 }
 
-static cis_err mtx_size(mreader *r, int64_t *n, int64_t *nnz) {
-  while (mnext(r)) {
+static cis_err mtx_size(cis_io_lines *r, int64_t *n, int64_t *nnz) {
+  while (cis_io_next_line(r)) {
     if (r->line[0] == '%') continue;
     char *s = r->line, *e;
     while (isspace((unsigned char)*s)) s++;
@@ -205,7 +191,7 @@ static cis_err mtx_size(mreader *r, int64_t *n, int64_t *nnz) {
   CIS_ERROR(CIS_ERR_INPUT, "%s: no size line 'rows columns entries' after the banner", r->path);
 }
 
-static cis_err mtx_entry(const mreader *r, int64_t n, int64_t *i, int64_t *j, double *v) {
+static cis_err mtx_entry(const cis_io_lines *r, int64_t n, int64_t *i, int64_t *j, double *v) {
   char *s = r->line, *e;
   long long ij[2];
   for (int k = 0; k < 2; k++) {
@@ -231,8 +217,8 @@ static cis_err mtx_entry(const mreader *r, int64_t n, int64_t *i, int64_t *j, do
   return CIS_OK;
 }
 
-static cis_err mtx_entries(mreader *r, cis_io_coo *t, int64_t nnz) {
-  while (mnext(r)) {
+static cis_err mtx_entries(cis_io_lines *r, cis_io_coo *t, int64_t nnz) {
+  while (cis_io_next_line(r)) {
     char *s = r->line;
     while (isspace((unsigned char)*s)) s++;
     if (!*s || *s == '%') continue;
@@ -250,12 +236,11 @@ static cis_err mtx_entries(mreader *r, cis_io_coo *t, int64_t nnz) {
 
 cis_err cis_mtx_read(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
-  mreader r = {.path = path};
+  cis_io_lines r = {0};
   cis_io_coo t = {0};
   int symmetric = 0;
   memset(p, 0, sizeof *p);
-  r.f = fopen(path, "r");
-  if (!r.f) CIS_FAIL(CIS_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  CIS_TRY(cis_io_lines_open(&r, path, ""));
   CIS_TRY(mtx_banner(&r, &symmetric));
   CIS_TRY(mtx_size(&r, &t.n, &t.count));
   int64_t nnz = t.count;
@@ -268,8 +253,7 @@ cis_err cis_mtx_read(const char *path, cis_problem *p) {
   p->kind = CIS_PROBLEM_MATRIX;
   snprintf(p->source, sizeof p->source, "%s", path);
 cleanup:
-  if (r.f) fclose(r.f);
-  free(r.line);
+  cis_io_lines_close(&r);
   cis_free(&t.row);
   cis_free(&t.col);
   cis_free(&t.val);
