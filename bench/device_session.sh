@@ -14,10 +14,7 @@ part=$1 commit=${2:-unknown}
 build=${BUILD:-build-gpu2}
 out=${OUT:-bench-out}
 mkdir -p "$out"
-if [ -f .device/libs.tgz ]; then
-  mkdir -p /tmp/deplibs && tar xzf .device/libs.tgz -C /tmp/deplibs
-  export LD_LIBRARY_PATH=/tmp/deplibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/device_libs.sh"
 cis=$build/cisolve cmp=$build/tests/tools/cmp_ref show=$build/tests/tools/show_results
 fci=bench/data/h2o_631g_c1.fcidump
 log=$out/part$part.log

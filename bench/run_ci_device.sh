@@ -22,10 +22,7 @@ out=${OUT:-bench-out}
 threads=${THREADS:-16}
 fci=bench/data/h2o_631g_c1.fcidump
 mkdir -p "$out"
-if [ -f .device/libs.tgz ]; then
-  mkdir -p /tmp/deplibs && tar xzf .device/libs.tgz -C /tmp/deplibs
-  export LD_LIBRARY_PATH=/tmp/deplibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/device_libs.sh"
 bin=$build
 [ -x "$bin/cisolve" ] || bin=.device/bin
 cis=$bin/cisolve

@@ -10,10 +10,7 @@ commit=${1:-unknown}
 build=${BUILD:-build-gpu}
 out=${OUT:-bench-out}
 mkdir -p "$out"
-if [ -f .device/libs.tgz ]; then
-  mkdir -p /tmp/deplibs && tar xzf .device/libs.tgz -C /tmp/deplibs
-  export LD_LIBRARY_PATH=/tmp/deplibs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/device_libs.sh"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv \
   | tee "$out/smi.txt"
 
