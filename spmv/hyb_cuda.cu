@@ -717,8 +717,9 @@ static cis_ell_view<CI> ell_view(const cis_hyb_cuda *d, const void *col) {
   return e;
 }
 
-static unsigned grid_for(int64_t rows, int w) {
-  return (unsigned)((rows * w + CIS_HYB_BLOCK - 1) / CIS_HYB_BLOCK);
+/* Blocks of `block` threads for `rows` rows at w lanes per row. */
+static unsigned grid_for(int64_t rows, int w, int block) {
+  return (unsigned)((rows * w + block - 1) / block);
 }
 
 static cis_coded_view coded_view(const cis_hyb_cuda *d) {
@@ -729,8 +730,7 @@ static cis_coded_view coded_view(const cis_hyb_cuda *d) {
 template <int W, int K, typename CI, bool CODED>
 static void launch_main_wkc(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   const int b = CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK;
-  unsigned g = (unsigned)((d->n * W + b - 1) / b);
-  cis_hyb_kernel<W, K, CI, CODED><<<g, b, 0, d->stream>>>(
+  cis_hyb_kernel<W, K, CI, CODED><<<grid_for(d->n, W, b), b, 0, d->stream>>>(
       ell_view<CI>(d, d->ell_col), resident_view(d), coded_view(d), xt, Y, ldy);
 }
 
@@ -753,7 +753,8 @@ template <int W, int K>
 static cis_err launch_add_wk(cis_hyb_cuda *d, cis_csr_view m, const double *xt, double *Y,
                              int64_t ldy) {
   if (m.nrows == 0) return CIS_OK;
-  cis_csr_add_kernel<W, K><<<grid_for(m.nrows, W), CIS_HYB_BLOCK, 0, d->stream>>>(m, xt, Y, ldy);
+  cis_csr_add_kernel<W, K><<<grid_for(m.nrows, W, CIS_HYB_BLOCK), CIS_HYB_BLOCK, 0,
+                                 d->stream>>>(m, xt, Y, ldy);
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
 }

@@ -113,9 +113,9 @@ __device__ __forceinline__ void cis_csr_row(const cis_csr_view &m, int64_t local
   }
 }
 
-/* The table is read through L1 (__ldg). Held in shared memory instead (one copy per block,
- * the blocks resident and striding over the rows), the product was 5-50% slower on H2O/6-31G
- * FCI: the copies took L1 from the gathers of x (docs/BENCHMARKS.md). */
+/* The table is read through L1 (__ldg). Held in shared memory instead it was no faster on
+ * H2O/6-31G FCI when every block loaded it (the gathers of x, not of the table, bound the
+ * kernel), and 5-50% slower with resident blocks striding over the rows (docs/BENCHMARKS.md). */
 __device__ __forceinline__ double cis_decode(const double *__restrict__ table, unsigned code) {
   unsigned long long b = __double_as_longlong(__ldg(table + (code & 0x7FFFu)));
   return __longlong_as_double(b | ((unsigned long long)(code >> 15) << 63));
@@ -157,8 +157,8 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
 }
 
 /* Y = (ELL + resident CSR) X: every row of Y written once; CODED: the resident CSR has a coded
- * part too. (A minimum-blocks hint of
- * 2048 / CIS_HYB_BLOCK was tried; ptxas ignores it on sm_90, so none is given.) */
+ * part too. (A minimum-blocks hint of 2048 / CIS_HYB_BLOCK was tried; ptxas ignores it on
+ * sm_90, so none is given.) */
 template <int W, int K, typename CI, bool CODED>
 __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK)
     cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view m, cis_coded_view cm,
