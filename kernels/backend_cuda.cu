@@ -204,10 +204,10 @@ static void cuda_destroy(cis_backend *be) {
 static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FILE *out) {
   char b1[32], b2[32], b3[32], b4[32];
   fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns); Expansion %s "
-               "cached on the GPU (%lld of %lld blocks), %s streamed per product (%lld blocks in "
-               "%lld batches)\n",
+               "cached on the GPU (%d-bit columns, %lld of %lld blocks), %s streamed per product "
+               "(%lld blocks in %lld batches)\n",
           cis_format_bytes((double)in->ell_bytes, b1, sizeof b1), in->index_bits,
-          cis_format_bytes((double)in->csr_bytes, b2, sizeof b2),
+          cis_format_bytes((double)in->csr_bytes, b2, sizeof b2), in->csr_bits,
           (long long)in->resident_blocks, (long long)(in->resident_blocks + in->streamed_blocks),
           cis_format_bytes((double)in->streamed_bytes, b3, sizeof b3),
           (long long)in->streamed_blocks, (long long)in->batches);
@@ -218,9 +218,10 @@ static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FI
           cis_format_bytes((double)c->reserve, b4, sizeof b4));
   if (in->dict_size)
     fprintf(out, "gpu coded values %lld cached Expansion entries stored as a column and a 16-bit "
-                 "code of one of %d repeated magnitudes (6 bytes instead of 12); dictionary "
+                 "code of one of %d repeated magnitudes (%d bytes instead of %d); dictionary "
                  "and counts %.3f s\n",
-            (long long)in->coded_nnz, in->dict_size, in->dict_seconds);
+            (long long)in->coded_nnz, in->dict_size, 2 + in->csr_bits / 8, 8 + in->csr_bits / 8,
+            in->dict_seconds);
 }
 
 static void report_times(const cis_hyb_cuda_times *t, FILE *out) {

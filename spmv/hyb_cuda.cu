@@ -48,6 +48,8 @@ struct cis_hyb_cuda {
   cudaStream_t stream, copy_stream;
   int64_t n;
   int index_bits, subwarp;
+  int csr_bits;       /* 16 or 32: resident Expansion columns */
+  int coded_block;    /* threads per block of the kernel with a coded part */
   int group; /* vectors per pass of the multi-vector kernel */
   /* device ELL (even slice widths) */
   int64_t *slice_ptr;
@@ -57,7 +59,8 @@ struct cis_hyb_cuda {
   double *ell_val;
   /* resident Expansion CSR over all rows: entries whose value is not in the dictionary */
   int64_t *rowptr;
-  int32_t *csr_col;
+  void *csr_col;
+  int32_t *paper_csr_col; /* == csr_col when 32-bit */
   double *csr_val;
   /* its coded part (ctable != NULL): entries whose value is in the dictionary; on the host,
    * coded entries per row (ncoded) and per block (bcoded) of the cached blocks */
@@ -65,7 +68,7 @@ struct cis_hyb_cuda {
   int32_t *ncoded;
   int64_t *bcoded;
   int64_t *crowptr;
-  int32_t *ccol;
+  void *ccol;
   uint16_t *ccode;
   double *ctable;
   double *xt; /* n x CIS_HYB_CUDA_MAX_K interleaved vectors */
@@ -124,6 +127,14 @@ static int index_bits(const cis_hyb *h, int flags) {
   return (flags & CIS_HYB_CUDA_INDEX32) || h->ell.boundary > 65536 ? 32 : 16;
 }
 
+/* 16-bit resident Expansion columns when every column fits: 10 bytes a plain entry instead of
+ * 12, 4 a coded one instead of 6. (Stored as column - boundary they would fit for
+ * n <= boundary + 65536, but the offset cost 4-8% on H2O/6-31G FCI, whose columns are 32-bit
+ * anyway: the index arithmetic of every gather changed, docs/BENCHMARKS.md.) */
+static int csr_bits(const cis_hyb *h, int flags) {
+  return index_bits(h, flags) == 16 && h->n <= 65536 ? 16 : 32;
+}
+
 int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
   const cis_ell *e = &h->ell;
   int64_t m = ell_entries(e) + 2;
@@ -131,7 +142,7 @@ int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
   int64_t b = m * (int64_t)(sizeof(double) + bits / 8) + (e->nslices + 1) * 8 +
               e->nslices * 4 + e->nrows * 4;
   if ((flags & CIS_HYB_CUDA_PAPER) && bits == 16) b += m * 4;
-  b += (h->n + 1) * 8 + 2 * 12;                          /* CSR row pointers and padding */
+  b += (h->n + 1) * 8 + 2 * (8 + csr_bits(h, flags) / 8); /* CSR row pointers and padding */
   b += h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;           /* multi-vector workspace */
   return b;
 }
@@ -280,15 +291,15 @@ static cis_err dict_setup(cis_hyb_cuda *d, int flags) {
   return CIS_OK;
 }
 
-/* Device bytes of a resident block: 12 per plain entry, 6 per coded one. */
+/* Device bytes of a resident block: 8 per plain entry and 2 per coded one, plus its column. */
 static int64_t block_bytes(const cis_hyb_cuda *d, int64_t b) {
-  int64_t nnz = d->h->blocks[b].nnz, c = d->dict.size ? d->bcoded[b] : 0;
-  return 6 * c + 12 * (nnz - c);
+  int64_t nnz = d->h->blocks[b].nnz, c = d->dict.size ? d->bcoded[b] : 0, cb = d->csr_bits / 8;
+  return (2 + cb) * c + (8 + cb) * (nnz - c);
 }
 
 /* Device bytes of the coded part besides its entries: row pointers, padding, the table. */
 static int64_t coded_overhead(const cis_hyb_cuda *d) {
-  return (d->h->n + 1) * 8 + 4 * 6 + (int64_t)d->dict.size * 8;
+  return (d->h->n + 1) * 8 + 4 * (2 + d->csr_bits / 8) + (int64_t)d->dict.size * 8;
 }
 
 /* Which blocks stay resident: cached ones, in order, while they fit in `avail` bytes. */
@@ -315,28 +326,39 @@ static cis_err choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *
   return CIS_OK;
 }
 
+/* Column c at a[i] in the device's width. */
+static inline void put_col(const cis_hyb_cuda *d, void *a, int64_t i, int32_t c) {
+  if (d->csr_bits == 16)
+    ((uint16_t *)a)[i] = (uint16_t)c;
+  else
+    ((int32_t *)a)[i] = c;
+}
+
 /* Split rows [l0, l1) of a block into plain entries (at rp[row] - x0) and coded ones (at
  * crp[row] - c0); without a dictionary (crp NULL) every entry is plain. 0 when every row's
  * counts match its row pointers. */
-static int encode_rows(const cis_vdict *dict, const cis_csr_block *blk, int64_t l0, int64_t l1,
+static int encode_rows(const cis_hyb_cuda *d, const cis_csr_block *blk, int64_t l0, int64_t l1,
                        const int64_t *rp, const int64_t *crp, int64_t x0, int64_t c0,
-                       double *xval, int32_t *xcol, int32_t *ccol, uint16_t *ccode) {
+                       double *xval, void *xcol, void *ccol, uint16_t *ccode) {
   if (!crp) {
     int64_t p0 = blk->rowptr[l0], m = blk->rowptr[l1] - p0, at = rp[blk->row0 + l0] - x0;
     if (rp[blk->row0 + l1] - rp[blk->row0 + l0] != m) return 1;
-    memcpy(xcol + at, blk->col + p0, (size_t)m * sizeof *xcol);
+    if (d->csr_bits == 16)
+      for (int64_t p = 0; p < m; p++) put_col(d, xcol, at + p, blk->col[p0 + p]);
+    else
+      memcpy((int32_t *)xcol + at, blk->col + p0, (size_t)m * sizeof(int32_t));
     memcpy(xval + at, blk->val + p0, (size_t)m * sizeof *xval);
     return 0;
   }
   for (int64_t l = l0; l < l1; l++) {
     int64_t r = blk->row0 + l, xi = rp[r] - x0, ci = crp[r] - c0;
     for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++) {
-      int code = cis_vdict_code(dict, blk->val[p]);
+      int code = cis_vdict_code(&d->dict, blk->val[p]);
       if (code >= 0) {
-        ccol[ci] = blk->col[p];
+        put_col(d, ccol, ci, blk->col[p]);
         ccode[ci++] = (uint16_t)code;
       } else {
-        xcol[xi] = blk->col[p];
+        put_col(d, xcol, xi, blk->col[p]);
         xval[xi++] = blk->val[p];
       }
     }
@@ -356,7 +378,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
                              const int64_t *crp) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
-  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask;
+  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
   int64_t(*task)[3] = NULL; /* block, first row, end row */
   char *stage[2] = {NULL, NULL};
   cudaEvent_t copied[2] = {NULL, NULL};
@@ -399,14 +421,14 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     int64_t x1 = rp[l->row0 + l->nrows], c1 = crp ? crp[l->row0 + l->nrows] : 0;
     char *st = stage[slot];
     double *xval = (double *)st;
-    int32_t *xcol = (int32_t *)(st + cap * 8), *ccol = (int32_t *)(st + cap * 12);
+    char *xcol = st + cap * 8, *ccol = st + cap * 12;
     uint16_t *ccode = (uint16_t *)(st + cap * 16);
     int bad = 0;
     CIS_CUDA_TRY(cudaEventSynchronize(copied[slot]));
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
     for (int64_t t = 0; t < ntask; t++)
-      bad |= encode_rows(&d->dict, &h->blocks[task[t][0]], task[t][1], task[t][2], rp, crp, x0,
-                         c0, xval, xcol, ccol, ccode);
+      bad |= encode_rows(d, &h->blocks[task[t][0]], task[t][1], task[t][2], rp, crp, x0, c0,
+                         xval, xcol, ccol, ccode);
     if (bad)
       CIS_FAIL(CIS_ERR_INTERNAL,
                "upload: Expansion blocks from row %lld changed since they were counted",
@@ -414,10 +436,10 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     cudaStream_t cs = d->copy_stream;
     CIS_CUDA_TRY(cudaMemcpyAsync(d->csr_val + x0, xval, (size_t)(x1 - x0) * 8,
                                  cudaMemcpyHostToDevice, cs));
-    CIS_CUDA_TRY(cudaMemcpyAsync(d->csr_col + x0, xcol, (size_t)(x1 - x0) * 4,
+    CIS_CUDA_TRY(cudaMemcpyAsync((char *)d->csr_col + x0 * cb, xcol, (size_t)(x1 - x0) * cb,
                                  cudaMemcpyHostToDevice, cs));
     if (crp) {
-      CIS_CUDA_TRY(cudaMemcpyAsync(d->ccol + c0, ccol, (size_t)(c1 - c0) * 4,
+      CIS_CUDA_TRY(cudaMemcpyAsync((char *)d->ccol + c0 * cb, ccol, (size_t)(c1 - c0) * cb,
                                    cudaMemcpyHostToDevice, cs));
       CIS_CUDA_TRY(cudaMemcpyAsync(d->ccode + c0, ccode, (size_t)(c1 - c0) * 2,
                                    cudaMemcpyHostToDevice, cs));
@@ -438,11 +460,13 @@ cleanup:
 }
 
 /* The resident Expansion blocks as one CSR over all rows (rows of other blocks empty): with a
- * dictionary, a plain part (rp) and a coded part (crp). */
-static cis_err csr_upload(cis_hyb_cuda *d, const char *resident) {
+ * dictionary, a plain part (rp) and a coded part (crp); `paper`: 32-bit columns for the paper's
+ * kernel too. */
+static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   int coded = d->dict.size > 0;
+  int64_t cb = d->csr_bits / 8;
   int64_t *rp = NULL, *crp = NULL, nnz = 0, cnnz = 0, ns = 0;
   CIS_TRY(cis_malloc(&rp, (size_t)h->n + 1, sizeof *rp, "resident CSR row pointers"));
   if (coded)
@@ -463,27 +487,37 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident) {
   nnz = rp[h->n];
   cnnz = coded ? crp[h->n] : 0;
   CIS_TRY(dev_alloc(&d->rowptr, (size_t)(h->n + 1) * 8, "CSR row pointers"));
-  CIS_TRY(dev_alloc(&d->csr_col, (size_t)(nnz + 2) * 4, "CSR column indices"));
+  CIS_TRY(dev_alloc(&d->csr_col, (size_t)(nnz + 2) * cb, "CSR column indices"));
   CIS_TRY(dev_alloc(&d->csr_val, (size_t)(nnz + 2) * 8, "CSR values"));
-  CIS_CUDA_TRY(cudaMemset(d->csr_col, 0, (size_t)(nnz + 2) * 4));
+  CIS_CUDA_TRY(cudaMemset(d->csr_col, 0, (size_t)(nnz + 2) * cb));
   CIS_CUDA_TRY(cudaMemset(d->csr_val, 0, (size_t)(nnz + 2) * 8));
   CIS_CUDA_TRY(cudaMemcpy(d->rowptr, rp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
   if (coded) {
     CIS_TRY(dev_alloc(&d->crowptr, (size_t)(h->n + 1) * 8, "coded CSR row pointers"));
-    CIS_TRY(dev_alloc(&d->ccol, (size_t)(cnnz + 4) * 4, "coded CSR column indices"));
+    CIS_TRY(dev_alloc(&d->ccol, (size_t)(cnnz + 4) * cb, "coded CSR column indices"));
     CIS_TRY(dev_alloc(&d->ccode, (size_t)(cnnz + 4) * 2, "coded CSR value codes"));
     CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict.size * 8, "value dictionary"));
-    CIS_CUDA_TRY(cudaMemset(d->ccol, 0, (size_t)(cnnz + 4) * 4));
+    CIS_CUDA_TRY(cudaMemset(d->ccol, 0, (size_t)(cnnz + 4) * cb));
     CIS_CUDA_TRY(cudaMemset(d->ccode, 0, (size_t)(cnnz + 4) * 2));
     CIS_CUDA_TRY(cudaMemcpy(d->crowptr, crp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
     CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict.table, (size_t)d->dict.size * 8,
                             cudaMemcpyHostToDevice));
   }
   CIS_TRY(blocks_upload(d, resident, rp, crp));
+  if (paper && d->csr_bits == 16) {
+    CIS_TRY(dev_alloc(&d->paper_csr_col, (size_t)(nnz + 2) * 4, "CSR 32-bit column indices"));
+    cis_widen_kernel<<<(unsigned)((nnz + 2 + 255) / 256), 256>>>(
+        (const uint16_t *)d->csr_col, nnz + 2, d->paper_csr_col);
+    CIS_CUDA_TRY(cudaGetLastError());
+    d->info.paper_bytes += (nnz + 2) * 4;
+  } else if (paper) {
+    d->paper_csr_col = (int32_t *)d->csr_col;
+  }
   CIS_TRY(cis_malloc(&d->stream_ids, (size_t)ns, sizeof *d->stream_ids, "streamed block list"));
   for (int64_t b = 0; b < h->nblocks; b++)
     if (!resident[b]) d->stream_ids[d->nstream++] = b;
-  d->info.csr_bytes = (nnz + 2) * 12 + (h->n + 1) * 8 + (coded ? cnnz * 6 + coded_overhead(d) : 0);
+  d->info.csr_bytes =
+      (nnz + 2) * (8 + cb) + (h->n + 1) * 8 + (coded ? cnnz * (2 + cb) + coded_overhead(d) : 0);
   d->info.coded_nnz = cnnz;
   d->info.dict_size = d->dict.size;
   d->info.resident_blocks = h->nblocks - ns;
@@ -595,6 +629,8 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   CIS_CALL(check_budget(d, budget, reserve, flags, &avail));
   d->n = h->n;
   d->index_bits = d->info.index_bits = index_bits(h, flags);
+  d->csr_bits = d->info.csr_bits = csr_bits(h, flags);
+  d->coded_block = d->info.coded_block = CIS_CODED_BLOCK;
   d->subwarp = d->info.subwarp = pick_subwarp(h);
   d->group = CIS_HYB_CUDA_MAX_K;
   CIS_CALL(slots_create(d));
@@ -606,7 +642,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   }
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(choose_resident(d, avail, flags, resident));
-  CIS_TRY(csr_upload(d, resident));
+  CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
   CIS_TRY(dev_alloc(&d->xt, (size_t)h->n * CIS_HYB_CUDA_MAX_K * 8, "multi-vector workspace"));
   d->info.work_bytes = h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
   if (d->nstream > 0 && !h->regen && h->ncached < h->nblocks)
@@ -647,6 +683,7 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   cudaStreamSynchronize(d->stream);
   if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
   if (d->paper_col != d->ell_col) dev_free(&d->paper_col);
+  if (d->paper_csr_col != d->csr_col) dev_free(&d->paper_csr_col);
   dev_free(&d->slice_ptr);
   dev_free(&d->slice_width);
   dev_free(&d->row_len);
@@ -696,6 +733,13 @@ cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes) {
   return CIS_OK;
 }
 
+cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads) {
+  CIS_CHECK(threads >= 32 && threads <= CIS_CODED_BLOCK && threads % 32 == 0, CIS_ERR_USAGE,
+            "%d threads per block: expected a multiple of 32 up to %d", threads, CIS_CODED_BLOCK);
+  d->coded_block = d->info.coded_block = threads;
+  return CIS_OK;
+}
+
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k) {
   CIS_CHECK(k >= 1 && k <= CIS_HYB_CUDA_MAX_K, CIS_ERR_USAGE,
             "%d vectors per pass: expected 1..%d", k, CIS_HYB_CUDA_MAX_K);
@@ -705,8 +749,9 @@ cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k) {
 
 /* ---- launches ---------------------------------------------------------------------------- */
 
-static cis_csr_view resident_view(const cis_hyb_cuda *d) {
-  cis_csr_view m = {0, d->n, d->rowptr, d->csr_col, d->csr_val};
+template <typename CE>
+static cis_csr_view<CE> resident_view(const cis_hyb_cuda *d, const void *col) {
+  cis_csr_view<CE> m = {0, d->n, d->rowptr, (const CE *)col, d->csr_val};
   return m;
 }
 
@@ -722,35 +767,44 @@ static unsigned grid_for(int64_t rows, int w, int block) {
   return (unsigned)((rows * w + block - 1) / block);
 }
 
-static cis_coded_view coded_view(const cis_hyb_cuda *d) {
-  cis_coded_view v = {d->crowptr, d->ccol, d->ccode, d->ctable};
+template <typename CE>
+static cis_coded_view<CE> coded_view(const cis_hyb_cuda *d) {
+  cis_coded_view<CE> v = {d->crowptr, (const CE *)d->ccol, d->ccode, d->ctable};
   return v;
 }
 
-template <int W, int K, typename CI, bool CODED>
-static void launch_main_wkc(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
-  const int b = CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK;
-  cis_hyb_kernel<W, K, CI, CODED><<<grid_for(d->n, W, b), b, 0, d->stream>>>(
-      ell_view<CI>(d, d->ell_col), resident_view(d), coded_view(d), xt, Y, ldy);
+template <int W, int K, typename CI, typename CE, bool CODED>
+static void launch_main_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  const int b = CODED ? d->coded_block : CIS_HYB_BLOCK;
+  cis_hyb_kernel<W, K, CI, CE, CODED><<<grid_for(d->n, W, b), b, 0, d->stream>>>(
+      ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y,
+      ldy);
+}
+
+/* The column widths: 16-bit Expansion columns only with 16-bit ELL ones (csr_bits). */
+template <int W, int K, bool CODED>
+static void launch_main_c(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  if (d->csr_bits == 16)
+    launch_main_t<W, K, uint16_t, uint16_t, CODED>(d, xt, Y, ldy);
+  else if (d->index_bits == 16)
+    launch_main_t<W, K, uint16_t, int32_t, CODED>(d, xt, Y, ldy);
+  else
+    launch_main_t<W, K, int32_t, int32_t, CODED>(d, xt, Y, ldy);
 }
 
 template <int W, int K>
 static cis_err launch_main_wk(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   if (d->n == 0) return CIS_OK;
-  if (d->index_bits == 16 && d->ctable)
-    launch_main_wkc<W, K, uint16_t, true>(d, xt, Y, ldy);
-  else if (d->index_bits == 16)
-    launch_main_wkc<W, K, uint16_t, false>(d, xt, Y, ldy);
-  else if (d->ctable)
-    launch_main_wkc<W, K, int32_t, true>(d, xt, Y, ldy);
+  if (d->ctable)
+    launch_main_c<W, K, true>(d, xt, Y, ldy);
   else
-    launch_main_wkc<W, K, int32_t, false>(d, xt, Y, ldy);
+    launch_main_c<W, K, false>(d, xt, Y, ldy);
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
 }
 
 template <int W, int K>
-static cis_err launch_add_wk(cis_hyb_cuda *d, cis_csr_view m, const double *xt, double *Y,
+static cis_err launch_add_wk(cis_hyb_cuda *d, cis_csr_view<int32_t> m, const double *xt, double *Y,
                              int64_t ldy) {
   if (m.nrows == 0) return CIS_OK;
   cis_csr_add_kernel<W, K><<<grid_for(m.nrows, W, CIS_HYB_BLOCK), CIS_HYB_BLOCK, 0,
@@ -761,7 +815,7 @@ static cis_err launch_add_wk(cis_hyb_cuda *d, cis_csr_view m, const double *xt, 
 
 /* One (main or add) launch for the matrix's sub-warp width and K. */
 template <int K>
-static cis_err launch_k(cis_hyb_cuda *d, const cis_csr_view *add, const double *xt, double *Y,
+static cis_err launch_k(cis_hyb_cuda *d, const cis_csr_view<int32_t> *add, const double *xt, double *Y,
                         int64_t ldy) {
   switch (d->subwarp) {
 #define CIS_W_CASE(W)                                                         \
@@ -777,7 +831,7 @@ static cis_err launch_k(cis_hyb_cuda *d, const cis_csr_view *add, const double *
   CIS_ERROR(CIS_ERR_INTERNAL, "no kernel for a sub-warp of %d lanes", d->subwarp);
 }
 
-static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view *add, const double *xt,
+static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view<int32_t> *add, const double *xt,
                       double *Y, int64_t ldy) {
   switch (k) {
     case 1: return launch_k<1>(d, add, xt, Y, ldy);
@@ -915,8 +969,9 @@ static cis_err ship_and_apply(cis_hyb_cuda *d, stream_slot *s, const stream_batc
   if (ev) CIS_CUDA(cudaEventRecord(ev[1], d->copy_stream));
   CIS_CUDA(cudaEventRecord(s->copied, d->copy_stream));
   CIS_CUDA(cudaStreamWaitEvent(d->stream, s->copied, 0));
-  cis_csr_view m = {bt->row0, bt->nrows, (const int64_t *)s->dev,
-                    (const int32_t *)(s->dev + L.off_col), (const double *)(s->dev + L.off_val)};
+  cis_csr_view<int32_t> m = {bt->row0, bt->nrows, (const int64_t *)s->dev,
+                             (const int32_t *)(s->dev + L.off_col),
+                             (const double *)(s->dev + L.off_val)};
   if (ev) CIS_CUDA(cudaEventRecord(ev[2], d->stream));
   CIS_CALL(launch(d, k, &m, xt, Y, ldy));
   if (ev) CIS_CUDA(cudaEventRecord(ev[3], d->stream));
@@ -1015,7 +1070,7 @@ cis_err cis_hyb_cuda_apply_paper(cis_hyb_cuda *d, const double *x, double *y) {
   const int threads = 256;
   unsigned g = (unsigned)((d->n * 32 + threads - 1) / threads);
   cis_paper_kernel<<<g, threads, 2 * threads * sizeof(double), d->stream>>>(
-      ell_view<int32_t>(d, d->paper_col), resident_view(d), x, y);
+      ell_view<int32_t>(d, d->paper_col), resident_view<int32_t>(d, d->paper_csr_col), x, y);
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
 }

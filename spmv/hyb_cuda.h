@@ -5,12 +5,15 @@
  *    boundary <= 65536, else 32-bit; slice widths are rounded up to even so that a row starts
  *    on a 16-byte boundary (values are read as double2);
  *  - the cached Expansion blocks, concatenated into one CSR (64-bit row pointers over all n
- *    rows; rows of blocks that are not resident have empty ranges), while the budget allows.
+ *    rows; rows of blocks that are not resident have empty ranges), while the budget allows;
+ *    its column indices are 16-bit when n <= 65536 (and the ELL's are not 32-bit), else
+ *    32-bit.
  *    When the values repeat (a value dictionary, spmv/valdict.h, would code at least half of a
  *    sample) and the cached blocks are larger than twice the device's L2 cache (smaller ones
  *    are read from L2, where the decoding costs more than the bytes it saves), the entries
- *    whose value is in the dictionary form a second, coded CSR: 32-bit column and 16-bit code,
- *    6 bytes instead of 12; the others stay in the plain CSR. Resident blocks are split on
+ *    whose value is in the dictionary form a second, coded CSR: a column and a 16-bit code,
+ *    6 bytes instead of 12 (4 instead of 10 with 16-bit columns); the others stay in the
+ *    plain CSR. Resident blocks are split on
  *    OpenMP threads into pinned staging and copied from there, a group while the next is split.
  * Blocks that are not resident (not cached on the host, or over the budget) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
@@ -42,7 +45,7 @@ typedef struct cis_hyb_cuda cis_hyb_cuda;
 
 enum {
   CIS_HYB_CUDA_PAPER = 1,    /* also keep 32-bit ELL columns for cis_hyb_cuda_apply_paper */
-  CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit ELL columns even when 16 bits would do */
+  CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit column indices even where 16 bits would do */
   CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block (tests) */
   CIS_HYB_CUDA_PLAIN = 8,    /* no coded values: every resident entry keeps its 8-byte value
                                 (implied by CIS_HYB_CUDA_PAPER) */
@@ -61,8 +64,10 @@ typedef struct {
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
-  int index_bits;          /* 16 or 32 */
+  int index_bits;          /* ELL columns: 16 or 32 bits */
+  int csr_bits;            /* resident Expansion columns: 16 or 32 bits */
   int subwarp;             /* lanes per row in our kernels */
+  int coded_block;         /* threads per block of the kernel with coded values */
   int64_t budget;          /* the budget applied (bytes), the default resolved */
   int64_t min_bytes;       /* cis_hyb_cuda_min_bytes: the smallest budget that works */
   int64_t stream_buf_bytes;/* device bytes of the streaming buffers (grow to the largest batch) */
@@ -102,6 +107,9 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **d);
 void cis_hyb_cuda_get_info(const cis_hyb_cuda *d, cis_hyb_cuda_info *info);
 /* Override the lanes per row (4, 8, 16 or 32) picked at upload (benchmarks). */
 cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes);
+/* Override the threads per block (a multiple of 32, at most 1024) of the kernel with coded
+ * values (benchmarks, tests). */
+cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads);
 /* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (default the maximum). */
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k);
 /* Time every product with events (cis_hyb_cuda_get_times). Each product then waits for its

@@ -35,31 +35,38 @@ struct cis_ell_view {
   const double *val;
 };
 
+/* Expansion CSR rows [row0, row0 + nrows): 16-bit columns when n <= 65536, else 32-bit. */
+template <typename CE>
 struct cis_csr_view {
   int64_t row0, nrows;   /* rows [row0, row0 + nrows) of the matrix */
   const int64_t *rowptr; /* nrows + 1, local */
-  const int32_t *col;    /* padded by 2 entries */
+  const CE *col;         /* padded by 2 entries */
   const double *val;     /* padded by 2 entries */
 };
 
 /* The coded part of the resident Expansion CSR (spmv/valdict.h): an entry's value is
- * table[code & 0x7FFF] with the sign bit of code. table == NULL: no coded part. */
+ * table[code & 0x7FFF] with the sign bit of code; columns as in cis_csr_view. table == NULL:
+ * no coded part. */
+template <typename CE>
 struct cis_coded_view {
   const int64_t *rowptr; /* n + 1, over all rows */
-  const int32_t *col;    /* padded by 4 entries */
+  const CE *col;         /* padded by 4 entries */
   const uint16_t *code;  /* padded by 4 entries */
   const double *table;
 };
 
+/* Two and four column indices in one load. */
 template <typename CI>
 struct cis_col_pair;
 template <>
 struct cis_col_pair<uint16_t> {
   typedef ushort2 type;
+  typedef ushort4 quad;
 };
 template <>
 struct cis_col_pair<int32_t> {
   typedef int2 type;
+  typedef int4 quad;
 };
 
 /* acc[j] += v * x_j[c] for the K interleaved vectors. */
@@ -80,14 +87,12 @@ __device__ __forceinline__ void cis_fma_x(double (&acc)[K], double v,
   }
 }
 
+/* The row's ELL part: `len` entries from q0. */
 template <int W, int K, typename CI>
-__device__ __forceinline__ void cis_ell_row(const cis_ell_view<CI> &e, int64_t row, int lane,
-                                            const double *__restrict__ xt, double (&acc)[K]) {
+__device__ __forceinline__ void cis_ell_row(const cis_ell_view<CI> &e, int64_t q0, int len,
+                                            int lane, const double *__restrict__ xt,
+                                            double (&acc)[K]) {
   typedef typename cis_col_pair<CI>::type pair_t;
-  int64_t s = row / e.slice;
-  int64_t l = row - s * e.slice;
-  int64_t q0 = e.slice_ptr[s] + l * e.slice_width[s];
-  int len = e.row_len[row];
   int npairs = (len + 1) >> 1;
   const double2 *v2 = reinterpret_cast<const double2 *>(e.val + q0);
   const pair_t *c2 = reinterpret_cast<const pair_t *>(e.col + q0);
@@ -100,16 +105,18 @@ __device__ __forceinline__ void cis_ell_row(const cis_ell_view<CI> &e, int64_t r
   }
 }
 
-template <int W, int K>
-__device__ __forceinline__ void cis_csr_row(const cis_csr_view &m, int64_t local, int lane,
-                                            const double *__restrict__ xt, double (&acc)[K]) {
-  int64_t p0 = m.rowptr[local], p1 = m.rowptr[local + 1];
+/* Entries [p0, p1) of a CSR. */
+template <int W, int K, typename CE>
+__device__ __forceinline__ void cis_csr_row(const cis_csr_view<CE> &m, int64_t p0, int64_t p1,
+                                            int lane, const double *__restrict__ xt,
+                                            double (&acc)[K]) {
+  typedef typename cis_col_pair<CE>::type pair_t;
 #pragma unroll 4
   for (int64_t p = (p0 & ~(int64_t)1) + 2 * lane; p < p1; p += 2 * W) {
     double2 v = __ldcs(reinterpret_cast<const double2 *>(m.val + p));
-    int2 c = __ldcs(reinterpret_cast<const int2 *>(m.col + p));
-    if (p >= p0) cis_fma_x<K>(acc, v.x, xt, c.x);
-    if (p + 1 < p1) cis_fma_x<K>(acc, v.y, xt, c.y);
+    pair_t c = __ldcs(reinterpret_cast<const pair_t *>(m.col + p));
+    if (p >= p0) cis_fma_x<K>(acc, v.x, xt, (int)c.x);
+    if (p + 1 < p1) cis_fma_x<K>(acc, v.y, xt, (int)c.y);
   }
 }
 
@@ -121,20 +128,22 @@ __device__ __forceinline__ double cis_decode(const double *__restrict__ table, u
   return __longlong_as_double(b | ((unsigned long long)(code >> 15) << 63));
 }
 
-/* Four coded entries per lane and step (16-byte column and 8-byte code loads): at 6 bytes an
- * entry, two would leave too few bytes in flight. Arrays padded by 4 entries. */
-template <int W, int K>
-__device__ __forceinline__ void cis_coded_row(const cis_coded_view &m, int64_t row, int lane,
+/* Four coded entries per lane and step (16- or 8-byte column and 8-byte code loads): at 4 or 6
+ * bytes an entry, two would leave too few bytes in flight. Entries [p0, p1); arrays padded by
+ * 4 entries. */
+template <int W, int K, typename CE>
+__device__ __forceinline__ void cis_coded_row(const cis_coded_view<CE> &m, int64_t p0,
+                                              int64_t p1, int lane,
                                               const double *__restrict__ xt, double (&acc)[K]) {
-  int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
+  typedef typename cis_col_pair<CE>::quad quad_t;
 #pragma unroll 2
   for (int64_t p = (p0 & ~(int64_t)3) + 4 * lane; p < p1; p += 4 * W) {
-    int4 c = __ldcs(reinterpret_cast<const int4 *>(m.col + p));
+    quad_t c = __ldcs(reinterpret_cast<const quad_t *>(m.col + p));
     ushort4 q = __ldcs(reinterpret_cast<const ushort4 *>(m.code + p));
-    if (p >= p0) cis_fma_x<K>(acc, cis_decode(m.table, q.x), xt, c.x);
-    if (p + 1 >= p0 && p + 1 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.y), xt, c.y);
-    if (p + 2 >= p0 && p + 2 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.z), xt, c.z);
-    if (p + 3 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.w), xt, c.w);
+    if (p >= p0) cis_fma_x<K>(acc, cis_decode(m.table, q.x), xt, (int)c.x);
+    if (p + 1 >= p0 && p + 1 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.y), xt, (int)c.y);
+    if (p + 2 >= p0 && p + 2 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.z), xt, (int)c.z);
+    if (p + 3 < p1) cis_fma_x<K>(acc, cis_decode(m.table, q.w), xt, (int)c.w);
   }
 }
 
@@ -157,40 +166,51 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
 }
 
 /* Y = (ELL + resident CSR) X: every row of Y written once; CODED: the resident CSR has a coded
- * part too. (A minimum-blocks hint of 2048 / CIS_HYB_BLOCK was tried; ptxas ignores it on
- * sm_90, so none is given.) */
-template <int W, int K, typename CI, bool CODED>
+ * part too. Blocks of any size up to the bound (a multiple of W). Each part's offsets are
+ * loaded when it starts: loading all of them first saved a trip to memory per row but took 40
+ * registers instead of 32 with coded values, halving the resident blocks of 1024 threads
+ * (3.78 ms against 2.94 on H2O/6-31G FCI, docs/BENCHMARKS.md). (A minimum-blocks hint of
+ * 2048 / CIS_HYB_BLOCK was tried; ptxas ignores it on sm_90, so none is given.) */
+template <int W, int K, typename CI, typename CE, bool CODED>
 __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK)
-    cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view m, cis_coded_view cm,
+    cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, cis_coded_view<CE> cm,
                    const double *__restrict__ xt, double *__restrict__ Y, int64_t ldy) {
-  constexpr int B = CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK;
-  int64_t row = ((int64_t)blockIdx.x * B + threadIdx.x) / W;
+  int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W;
   int lane = threadIdx.x % W;
   bool active = row < e.nrows;
   double acc[K];
 #pragma unroll
   for (int j = 0; j < K; j++) acc[j] = 0.0;
   if (active) {
-    cis_ell_row<W, K, CI>(e, row, lane, xt, acc);
-    if constexpr (CODED) cis_coded_row<W, K>(cm, row, lane, xt, acc);
-    cis_csr_row<W, K>(m, row, lane, xt, acc);
+    int64_t s = row / e.slice;
+    cis_ell_row<W, K, CI>(e, e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s],
+                          e.row_len[row], lane, xt, acc);
+    if constexpr (CODED) cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
+    cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
   }
   cis_row_store<W, K, false>(acc, lane, active, row, Y, ldy);
 }
 
-/* Y[rows of m] += m X: a streamed Expansion block. */
+/* Y[rows of m] += m X: a streamed Expansion block (32-bit columns). */
 template <int W, int K>
 __global__ void __launch_bounds__(CIS_HYB_BLOCK)
-    cis_csr_add_kernel(cis_csr_view m, const double *__restrict__ xt, double *__restrict__ Y,
-                       int64_t ldy) {
+    cis_csr_add_kernel(cis_csr_view<int32_t> m, const double *__restrict__ xt,
+                       double *__restrict__ Y, int64_t ldy) {
   int64_t local = ((int64_t)blockIdx.x * CIS_HYB_BLOCK + threadIdx.x) / W;
   int lane = threadIdx.x % W;
   bool active = local < m.nrows;
   double acc[K];
 #pragma unroll
   for (int j = 0; j < K; j++) acc[j] = 0.0;
-  if (active) cis_csr_row<W, K>(m, local, lane, xt, acc);
+  if (active) cis_csr_row<W, K, int32_t>(m, m.rowptr[local], m.rowptr[local + 1], lane, xt, acc);
   cis_row_store<W, K, true>(acc, lane, active, m.row0 + local, Y, ldy);
+}
+
+/* c32[i] = c16[i]: the 32-bit columns the paper's kernel reads, from our 16-bit ones. */
+__global__ void cis_widen_kernel(const uint16_t *__restrict__ c16, int64_t m,
+                                 int32_t *__restrict__ c32) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m) c32[i] = (int32_t)c16[i];
 }
 
 /* Xt (n x k, row-major) = X (n x k, column-major, ld ldx). */
@@ -206,7 +226,7 @@ __global__ void cis_interleave_kernel(const double *__restrict__ X, int64_t ldx,
  * y with atomicAdd (so y must be zeroed first). The ELL loop covers the full slice width,
  * padding included, with 32-bit column indices. __syncwarp() stands for the paper's
  * "SynchronousAdd": without it the tree reduction races on Volta and later. */
-__global__ void cis_paper_kernel(cis_ell_view<int32_t> e, cis_csr_view m,
+__global__ void cis_paper_kernel(cis_ell_view<int32_t> e, cis_csr_view<int32_t> m,
                                  const double *__restrict__ x, double *__restrict__ y) {
   extern __shared__ double cis_paper_sh[];
   double *sh1 = cis_paper_sh, *sh2 = cis_paper_sh + blockDim.x;

@@ -4,7 +4,8 @@
  * matvec with resident, budget-streamed and regenerated Expansion blocks) is compared with
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
- * boundary > 65536 (32-bit ELL columns), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
+ * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
+ * columns), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
  * values coded through a dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
@@ -231,8 +232,16 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_PAPER, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_info info;
   cis_hyb_cuda_get_info(d, &info);
-  printf("--   %s: n %lld, boundary %lld, %d-bit ELL columns, %d-lane sub-warps\n", tc->label,
-         (long long)tc->n, (long long)tc->boundary, info.index_bits, info.subwarp);
+  /* 16-bit columns wherever they fit: the ELL's when boundary <= 65536, the Expansion's when
+   * n <= 65536 too */
+  int ell_bits = tc->boundary <= 65536 ? 16 : 32;
+  int csr_bits = ell_bits == 16 && tc->n <= 65536 ? 16 : 32;
+  int ok = info.index_bits == ell_bits && info.csr_bits == csr_bits;
+  printf("%-4s %s: n %lld, boundary %lld, %d-bit ELL and %d-bit Expansion columns (expected %d "
+         "and %d), %d-lane sub-warps\n", ok ? "ok" : "FAIL", tc->label, (long long)tc->n,
+         (long long)tc->boundary, info.index_bits, info.csr_bits, ell_bits, csr_bits,
+         info.subwarp);
+  if (!ok) g_fail++;
   check_product(tc->label, "paper kernel", apply_paper1, d, tc->n, 1, dX, dY, Yref[0], Y);
   check_ours(tc, d, "", dX, dY, Yref, Y);
   cis_hyb_cuda_destroy(&d);
@@ -262,12 +271,17 @@ static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, doubl
          want ? "coded values" : "none");
   if (!ok) g_fail++;
   check_ours(tc, d, ", coded upload", dX, dY, Yref, Y);
+  /* blocks of 256 threads instead of 1024 */
+  if (cis_hyb_cuda_set_coded_block(d, 256) != CIS_OK) return fail_err(tc->label);
+  for (int i = 0; i < 2; i++)
+    check_product(tc->label, "ours, coded upload, 256 threads per block", cis_hyb_cuda_apply, d,
+                  tc->n, ks[i], dX, dY, Yref[i], Y);
   cis_hyb_cuda_destroy(&d);
-  /* a budget for about a third of the Expansion blocks: coded resident blocks, plain streamed
-   * ones */
+  /* a budget of 2 bytes per Expansion entry, for a third or so of the blocks (coded entries
+   * take 4 or 6 bytes): coded resident blocks, plain streamed ones */
   if (!want) return;
   int64_t budget = cis_hyb_cuda_min_bytes(h, 0) + cis_hyb_cuda_stream_bytes(h) +
-                   (h->nnz_exp * 12) / 3 + 4096;
+                   h->nnz_exp * 2 + 4096;
   if (cis_hyb_cuda_create(h, budget, CIS_HYB_CUDA_CODED, 0, &d) != CIS_OK)
     return fail_err(tc->label);
   cis_hyb_cuda_get_info(d, &info);
@@ -500,6 +514,9 @@ int main(void) {
       {"coded values", 3000, 300, 400, 60, 2500, 32, 500},
       {"coded, short rows", 4000, 0, 333, 5, 300, 32, 40},
       {"coded, boundary n", 900, 900, 100, 50, 880, 16, 30},
+      {"32-bit Expansion columns", 70000, 3000, 9000, 20, 2000, 32, 0},
+      {"coded, 32-bit Expansion columns", 68000, 1000, 7000, 20, 2000, 32, 200},
+      {"coded, 16-bit columns up to 65535", 65536, 500, 8000, 20, 2000, 32, 100},
   };
   /* CISOLVE_GPU_TEST_SMALL=1 leaves out the large case (for compute-sanitizer runs). */
   const char *small = getenv("CISOLVE_GPU_TEST_SMALL");
