@@ -214,6 +214,7 @@ typedef struct {
 /* The matrix under test: a hybrid matrix (synthetic, or a CI Hamiltonian built by cisolve). */
 typedef struct {
   cis_hyb syn;       /* the synthetic matrix */
+  cis_hyb one;       /* the same with no Reference region (n <= 65536 only) */
   cis_problem prob;  /* the CI matrix's integrals, */
   cis_space *space;  /* its determinant space */
   cis_hmat *hm;      /* and its matrix */
@@ -225,6 +226,7 @@ static void matrix_synthetic(const bench_args *a, bench_matrix *bm) {
   synth_csr m;
   die_on(synth_build_csr(&a->p, &m));
   die_on(synth_build_hyb(&m, a->p.ref_cols, &bm->syn));
+  if (a->p.n <= 65536) die_on(synth_build_hyb(&m, 0, &bm->one));
   synth_csr_free(&m);
   bm->h = &bm->syn;
   snprintf(bm->title, sizeof bm->title,
@@ -261,6 +263,7 @@ static void matrix_free(bench_matrix *bm) {
     cis_problem_free(&bm->prob);
   } else {
     cis_hyb_free(&bm->syn);
+    cis_hyb_free(&bm->one);
   }
 }
 
@@ -783,6 +786,26 @@ int main(int argc, char **argv) {
     cis_hyb_cuda_destroy(&dc);
   }
   time_ours_all(d, info, f.dict_size ? ", plain values" : "");
+  if (bm.one.n) {
+    /* the same matrix as one CSR with 16-bit columns: our kernel with no ELL part */
+    cis_hyb_cuda *d1 = NULL;
+    cis_hyb_cuda_info i1;
+    die_on(cis_hyb_cuda_create(&bm.one, 0, CIS_HYB_CUDA_PLAIN, t.s, &d1));
+    cis_hyb_cuda_get_info(d1, &i1);
+    for (int w = 16; w <= 32; w *= 2) {
+      die_on(cis_hyb_cuda_set_subwarp(d1, w));
+      ms = median_ms(&t, a.reps, [&](int r) {
+        die_on(cis_hyb_cuda_apply(d1, 1, dx[r % NROT], dy[r % NROT]));
+      });
+      die_on(cis_hyb_cuda_apply(d1, 1, dx[0], dy[0]));
+      char name[64];
+      snprintf(name, sizeof name, "ours, no Reference region, %d lanes per row", w);
+      add(name, i1.csr_bits == 16 ? "CSR, 16-bit" : "CSR, 32-bit",
+          (double)(i1.ell_bytes + i1.csr_bytes) + xy, 1, ms,
+          device_rel_err(dy[0], yref.data(), n));
+    }
+    cis_hyb_cuda_destroy(&d1);
+  }
   CK(cudaStreamSynchronize(t.s));
   if (bm.hm) {
     /* a CI Hamiltonian is symmetric: the upper triangle alone, transpose by atomics */
