@@ -227,6 +227,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob));
+  rep.t_read = cis_wtime() - rep.t_start;
   rep.opt = &opt;
   rep.prob = &prob;
   cis_report_problem(&rep);
@@ -253,7 +254,9 @@ static cis_err run(int argc, char **argv, int *exit_code) {
              (long long)h->n);
   if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, h));
 
+  t0 = cis_wtime();
   CIS_TRY(make_backend(&opt, h->n, &be));
+  rep.t_device = cis_wtime() - t0;
   rep.be = be;
   t0 = cis_wtime();
   /* A device backend keeps room for the solver's n-length vectors when it places the matrix. */
@@ -289,7 +292,9 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.restart_set && ck.converged) {
     CIS_TRY(result_from_checkpoint(&ck, &res));
   } else {
+    t0 = cis_wtime();
     err = solve(&opt, be, h, &eo, &res);
+    rep.t_solve = cis_wtime() - t0;
     if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
       printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
       printf("checkpoint       %s\n", opt.checkpoint);
@@ -302,14 +307,17 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     }
     CIS_TRY(err);
     if (opt.check_roots) CIS_TRY(cis_analysis_check_roots(&opt, be, h, &eo, &res, &an));
+    rep.t_solve = cis_wtime() - t0;
     res.matvecs += rc.matvecs_before;
   }
 
+  t0 = cis_wtime();
   if (space) {
     CIS_TRY(cis_malloc(&s2, (size_t)res.nroots, sizeof *s2, "<S^2> values"));
     CIS_TRY(cis_space_s2(space, res.nroots, res.evecs, s2));
   }
   CIS_TRY(cis_analysis_run(&opt, h, &res, s2, &an, &abuf));
+  rep.t_analysis = cis_wtime() - t0;
   rep.an = &an;
   cis_report_results(&rep, &res, s2);
   cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,

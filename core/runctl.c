@@ -105,6 +105,7 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
   };
   CIS_CALL(cis_ckpt_write(rc->opt->checkpoint, &c));
   double dt = cis_wtime() - t0;
+  rc->rep->t_ckpt += dt;
   rc->ckpt_secs = rc->ckpt_secs > dt ? rc->ckpt_secs : dt;
   rc->t_last_ckpt = cis_wtime();
   rc->last_saved_iter = iter;

@@ -201,6 +201,15 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
          total, r->t_space + r->t_hmat, r->t_upload, res->t_matvec,
          res->matvecs ? 1e3 * res->t_matvec / (double)res->matvecs : 0.0, res->t_ortho,
          other > 0 ? other : 0.0);
+  /* Where "other" went: the solver's own share is its calls less their products and
+   * orthogonalisation (which includes checkpoint writes, printed apart). */
+  double solver = r->t_solve - res->t_matvec - res->t_ortho - r->t_ckpt;
+  double rest = other - r->t_read - r->t_device - r->t_ckpt - r->t_analysis -
+                (solver > 0 ? solver : 0.0);
+  printf("other time       input %.3f, device start %.3f, solver %.3f (guess, projected "
+         "problems, residuals), checkpoints %.3f, <S^2> and analysis %.3f, rest %.3f\n",
+         r->t_read, r->t_device, solver > 0 ? solver : 0.0, r->t_ckpt, r->t_analysis,
+         rest > 0 ? rest : 0.0);
   printf("peak memory      %s (host)\n", cis_format_bytes((double)cis_peak_rss(), b, sizeof b));
   /* The backend's own account: for a GPU, placement and the split of each product. */
   if (r->be && r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);

@@ -17,6 +17,11 @@ typedef struct {
   double t_start;         /* cis_wtime() at program start */
   double t_space, t_hmat; /* seconds to build the space and the matrix */
   double t_upload;        /* seconds to attach (upload) the matrix to the backend */
+  /* the rest of the run ("other" in the timings), seconds: reading the input and options, the
+   * backend's start (a GPU's context and libraries), the solver's calls (besides its products
+   * and orthogonalisation: the guess, the projected problems, checkpoints), checkpoint writes
+   * alone, and <S^2> with the analysis of the roots */
+  double t_read, t_device, t_solve, t_ckpt, t_analysis;
   int last_iter_printed;
   const cis_analysis *an; /* may be NULL */
 } cis_report;
