@@ -3,6 +3,9 @@
  * kernel. One cuBLAS handle and one stream, created once; every op is ordered on that stream,
  * and ops that hand results to the host synchronise it. */
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 
 extern "C" {
@@ -259,6 +262,32 @@ extern "C" int cis_backend_cuda_device_count(void) {
     return 0;
   }
   return count;
+}
+
+/* The context start-up on a helper thread (cis_backend_cuda_prewarm): the primary context is
+ * shared by every thread of the process, so the main thread's cudaFree(0) in pick_device then
+ * finds it started. Signals stay with the main thread. */
+static pthread_t g_prewarm;
+static int g_prewarm_running = 0;
+
+static void *prewarm_main(void *arg) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  if (cudaSetDevice((int)(intptr_t)arg) == cudaSuccess) (void)cudaFree(0);
+  (void)cudaGetLastError();
+  return NULL;
+}
+
+extern "C" void cis_backend_cuda_prewarm(int device) {
+  if (g_prewarm_running) return;
+  g_prewarm_running = pthread_create(&g_prewarm, NULL, prewarm_main,
+                                     (void *)(intptr_t)(device < 0 ? 0 : device)) == 0;
+}
+
+extern "C" void cis_backend_cuda_prewarm_join(void) {
+  if (g_prewarm_running) pthread_join(g_prewarm, NULL);
+  g_prewarm_running = 0;
 }
 
 /* A device is usable when a context starts on it and our kernels have an image for it. */

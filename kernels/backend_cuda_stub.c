@@ -12,3 +12,7 @@ cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
 }
 
 int cis_backend_cuda_device_count(void) { return 0; }
+
+void cis_backend_cuda_prewarm(int device) { (void)device; }
+
+void cis_backend_cuda_prewarm_join(void) {}
