@@ -58,55 +58,102 @@ cleanup:
   return err;
 }
 
-/* Count the magnitudes of blocks' entries in an open-addressing table of 2^log2 slots. */
-static void count_block(const cis_csr_block *b, uint64_t *keys, int64_t *counts,
-                        int64_t *first, int log2, int64_t *distinct) {
-  const uint64_t mask = ((uint64_t)1 << log2) - 1;
+/* The sample's magnitudes and their counts: an open-addressing table of 2^log2 slots, kept at
+ * most half full by doubling. It starts small: a CI matrix's sample of 2 M entries holds some
+ * 25 thousand magnitudes, and a table sized for 2 M distinct ones (100 MB) made every count a
+ * cache and TLB miss (0.09 s against 0.01 s for OH/6-31G FCI's sample). */
+typedef struct {
+  uint64_t *keys;
+  int64_t *counts, *first;
+  int log2;
+  int64_t distinct;
+} sample_table;
+
+static void sample_free(sample_table *t) {
+  cis_free(&t->keys);
+  cis_free(&t->counts);
+  cis_free(&t->first);
+}
+
+static cis_err sample_alloc(sample_table *t, int log2) {
+  size_t nslots = (size_t)1 << log2;
+  t->log2 = log2;
+  CIS_CALL(cis_malloc(&t->keys, nslots, sizeof *t->keys, "value sample hash keys"));
+  CIS_CALL(cis_calloc(&t->counts, nslots, sizeof *t->counts, "value sample hash counts"));
+  CIS_CALL(cis_malloc(&t->first, nslots, sizeof *t->first, "value sample hash order"));
+  return CIS_OK;
+}
+
+/* The slot of key: where it is, or the free slot where it goes. */
+static uint64_t sample_slot(const sample_table *t, uint64_t key) {
+  const uint64_t mask = ((uint64_t)1 << t->log2) - 1;
+  uint64_t s = cis_vdict_hash(key, t->log2);
+  while (t->counts[s] && t->keys[s] != key) s = (s + 1) & mask;
+  return s;
+}
+
+static cis_err sample_grow(sample_table *t) {
+  sample_table old = *t, nt = {0};
+  cis_err err = sample_alloc(&nt, old.log2 + 1);
+  if (err != CIS_OK) {
+    sample_free(&nt);
+    return err;
+  }
+  for (size_t s = 0; s < (size_t)1 << old.log2; s++)
+    if (old.counts[s]) {
+      uint64_t d = sample_slot(&nt, old.keys[s]);
+      nt.keys[d] = old.keys[s];
+      nt.counts[d] = old.counts[s];
+      nt.first[d] = old.first[s];
+    }
+  nt.distinct = old.distinct;
+  sample_free(&old);
+  *t = nt;
+  return CIS_OK;
+}
+
+/* Count the magnitudes of a block's entries. */
+static cis_err count_block(const cis_csr_block *b, sample_table *t) {
   for (int64_t p = 0; p < b->nnz; p++) {
     uint64_t key = cis_vdict_bits(b->val[p]) & ~(1ull << 63);
-    uint64_t s = cis_vdict_hash(key, log2);
-    while (counts[s] && keys[s] != key) s = (s + 1) & mask;
-    if (!counts[s]) {
-      keys[s] = key;
-      first[s] = (*distinct)++;
+    uint64_t s = sample_slot(t, key);
+    if (!t->counts[s]) {
+      if (2 * (t->distinct + 1) > ((int64_t)1 << t->log2)) {
+        CIS_CALL(sample_grow(t));
+        s = sample_slot(t, key);
+      }
+      t->keys[s] = key;
+      t->first[s] = t->distinct++;
     }
-    counts[s]++;
+    t->counts[s]++;
   }
+  return CIS_OK;
 }
 
 cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_vdict *out) {
   cis_err err = CIS_OK;
-  uint64_t *keys = NULL;
-  int64_t *counts = NULL, *first = NULL;
+  sample_table t = {0};
   key_count *kc = NULL;
   double *mag = NULL;
-  int64_t total = 0, taken = 0, distinct = 0;
+  int64_t total = 0, taken = 0;
   memset(out, 0, sizeof *out);
   for (int64_t b = 0; b < h->nblocks; b++)
     if (cis_csr_block_cached(&h->blocks[b])) total += h->blocks[b].nnz;
   if (total == 0 || sample <= 0) return CIS_OK;
   /* every step-th cached block, whole, until about `sample` entries */
   int64_t step = CIS_MAX((int64_t)1, (total + sample - 1) / sample);
-  int64_t limit = 0;
-  for (int64_t b = 0, i = 0; b < h->nblocks; b++)
-    if (cis_csr_block_cached(&h->blocks[b]) && i++ % step == 0) limit += h->blocks[b].nnz;
-  int log2 = 4;
-  while (((int64_t)1 << log2) < 2 * limit) log2++;
-  size_t nslots = (size_t)1 << log2;
-  CIS_TRY(cis_malloc(&keys, nslots, sizeof *keys, "value sample hash keys"));
-  CIS_TRY(cis_calloc(&counts, nslots, sizeof *counts, "value sample hash counts"));
-  CIS_TRY(cis_malloc(&first, nslots, sizeof *first, "value sample hash order"));
+  CIS_TRY(sample_alloc(&t, 16));
   for (int64_t b = 0, i = 0; b < h->nblocks; b++) {
     const cis_csr_block *blk = &h->blocks[b];
     if (!cis_csr_block_cached(blk) || i++ % step != 0) continue;
-    count_block(blk, keys, counts, first, log2, &distinct);
+    CIS_TRY(count_block(blk, &t));
     taken += blk->nnz;
   }
   /* magnitudes seen at least twice, most frequent first */
-  CIS_TRY(cis_malloc(&kc, (size_t)CIS_MAX(distinct, (int64_t)1), sizeof *kc, "value sample"));
+  CIS_TRY(cis_malloc(&kc, (size_t)CIS_MAX(t.distinct, (int64_t)1), sizeof *kc, "value sample"));
   int64_t m = 0;
-  for (size_t s = 0; s < nslots; s++)
-    if (counts[s] >= 2) kc[m++] = (key_count){keys[s], counts[s], first[s]};
+  for (size_t s = 0; s < (size_t)1 << t.log2; s++)
+    if (t.counts[s] >= 2) kc[m++] = (key_count){t.keys[s], t.counts[s], t.first[s]};
   qsort(kc, (size_t)m, sizeof *kc, by_count);
   m = CIS_MIN(m, (int64_t)CIS_MIN(max_size, CIS_VDICT_MAX));
   int64_t covered = 0;
@@ -124,9 +171,7 @@ cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_
   out->cover = cover;
   out->sampled = taken;
 cleanup:
-  cis_free(&keys);
-  cis_free(&counts);
-  cis_free(&first);
+  sample_free(&t);
   cis_free(&kc);
   cis_free(&mag);
   if (err != CIS_OK) cis_vdict_free(out);

@@ -128,6 +128,22 @@ static void check_build(void) {
          "none", d.size, d.cover);
   cis_vdict_free(&d);
   cis_hyb_free(&r);
+
+  /* A sample with far more distinct magnitudes than the sample table's first 65536 slots hold
+   * (about 0.3 x 240,000 random ones): the table grows, and the 300 repeating magnitudes
+   * still make the dictionary, in full. */
+  cis_hyb g = make_hyb(300, 100, 10, 0.7, 300);
+  EXPECT(cis_vdict_build(&g, 1 << 22, CIS_VDICT_MAX, &d) == CIS_OK,
+         "dictionary from a sample of many distinct magnitudes");
+  EXPECT(d.sampled == g.nnz_exp && d.sampled > 200000, "%lld of %lld entries sampled",
+         (long long)d.sampled, (long long)g.nnz_exp);
+  EXPECT(d.size == 300, "dictionary of %d magnitudes, expected the 300 that repeat", d.size);
+  EXPECT(d.cover > 0.65 && d.cover < 0.75, "sample cover %.3f, expected about 0.7", d.cover);
+  int missing = 0;
+  for (int i = 1; i <= 300; i++) missing += cis_vdict_code(&d, 0.01 * (double)i / 3.0) < 0;
+  EXPECT(missing == 0, "%d of the 300 repeating magnitudes not in the dictionary", missing);
+  cis_vdict_free(&d);
+  cis_hyb_free(&g);
 }
 
 int main(void) {
