@@ -47,6 +47,10 @@ int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t
 /* <S^2> of k host vectors (n x k, ld n) over this space: s2[j] = c_j^T S^2 c_j / c_j^T c_j.
  * S^2 maps out of a truncated space; only components inside it count (the projected S^2). */
 cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2);
+/* The largest table of single-excitation targets cis_space_s2 builds per string list, in
+ * entries (strings x norb^2; default 2^24, 64 MiB): above it, targets are found by binary
+ * search. Tests set 0 to check the search. */
+void cis_space_set_s2_table_limit(int64_t entries);
 
 /* Occupation string of a determinant: one char per orbital, '2', 'a', 'b' or '0'. buf must
  * hold norb+1 chars. */

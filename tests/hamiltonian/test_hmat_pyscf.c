@@ -2,10 +2,12 @@
  *
  * usage: test_hmat_pyscf FILE.h5 [--space fci|cisd] [--ref-size N] [--budget BYTES]
  *                                [--block-rows N] [--expect-streamed] [--expect-cached N]
+ *                                [--s2-search]
  * Determinants are matched by their bit strings. Checks: every element of our H against
  * PySCF's H (when the file holds it; for a truncated space, the principal submatrix), H x
  * against PySCF's contract_2e x (FCI only), the Reference block and the diagonal against H,
- * and <S^2> of PySCF's FCI vectors against PySCF's spin_square.
+ * and <S^2> of PySCF's FCI vectors against PySCF's spin_square (--s2-search: with the
+ * single-excitation targets found by search, not from cis_space_s2's table).
  */
 #include <hdf5.h>
 #include <math.h>
@@ -219,6 +221,8 @@ static int run(const char *path, int argc, char **argv) {
       expect_streamed = 1;
     } else if (!strcmp(argv[a], "--expect-cached") && a + 1 < argc) {
       expect_cached = atol(argv[++a]);
+    } else if (!strcmp(argv[a], "--s2-search")) {
+      cis_space_set_s2_table_limit(0);
     } else {
       printf("unknown argument %s\n", argv[a]);
       return 1;
