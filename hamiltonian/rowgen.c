@@ -312,6 +312,7 @@ void cis_rowgen_free(cis_rowgen *g) {
   cis_free(&g->pcls);
   cis_free(&g->cls_nz);
   cis_free(&g->cls_ptr);
+  cis_s2_targets_free(&g->s2t);
   pool_free(g);
 }
 
@@ -414,35 +415,10 @@ static inline double spin_flip(const cis_rowgen *g, const cis_link1 *L, const ci
   return -g->spin_shift * L->sign * M->sign;
 }
 
-/* Row `d` of A = S^2 - spin_s2 inside the space: the diagonal first, then the spin flips
- * (alpha q->p with beta p->q, element -s_alpha s_beta). w: 2 nwords of scratch. */
+/* Row `d` of A = S^2 - spin_s2 inside the space (cis_space_s2_row). w: nwords of scratch. */
 static int64_t s2_row(const cis_rowgen *g, int64_t d, int64_t *col, double *val, uint64_t *w) {
-  const cis_space *s = g->space;
-  int nw = s->nw;
-  const uint64_t *a = cis_strlist_at(&s->astr, s->det_ia[d]);
-  const uint64_t *b = cis_strlist_at(&s->bstr, s->det_ib[d]);
-  double sz = 0.5 * (s->nalpha - s->nbeta);
-  int open_b = 0;
-  for (int x = 0; x < nw; x++) open_b += __builtin_popcountll(b[x] & ~a[x]);
-  col[0] = d;
-  val[0] = sz * (sz + 1.0) + open_b - g->spin_s2;
-  int64_t c = 1;
-  for (int p = 0; p < s->norb; p++) {
-    if (!cis_str_test(b, p) || cis_str_test(a, p)) continue;
-    for (int q = 0; q < s->norb; q++) {
-      if (!cis_str_test(a, q) || cis_str_test(b, q)) continue;
-      memcpy(w, a, sizeof(uint64_t) * (size_t)nw);
-      memcpy(w + nw, b, sizeof(uint64_t) * (size_t)nw);
-      cis_str_clear(w, q);
-      cis_str_set(w, p);
-      cis_str_clear(w + nw, p);
-      cis_str_set(w + nw, q);
-      int64_t j = cis_space_find(s, w, w + nw);
-      if (j < 0) continue;
-      col[c] = j;
-      val[c++] = -cis_str_sign(a, q, p) * cis_str_sign(b, p, q);
-    }
-  }
+  int64_t c = cis_space_s2_row(g->space, &g->s2t, d, col, val, w);
+  val[0] -= g->spin_s2;
   return c;
 }
 
@@ -466,6 +442,8 @@ void cis_rowgen_set_spin(cis_rowgen *g, double shift, double s2) {
   g->spin_squared = shift != 0.0 && s2 > sz * (sz + 1.0) + 1e-9;
   g->max_flips = (int64_t)s->nalpha * s->nbeta;
   if (g->spin_squared) g->max_row += (g->max_flips + 1) * (g->max_flips + 1);
+  cis_s2_targets_free(&g->s2t);
+  if (g->spin_squared) cis_s2_targets_make(s, &g->s2t);
 }
 
 double cis_rowgen_penalty_diag(const cis_rowgen *g, int64_t row) {

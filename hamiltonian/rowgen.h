@@ -52,6 +52,7 @@ typedef struct {
   double spin_shift, spin_s2;
   int spin_squared;
   int64_t max_flips;      /* bound on the spin flips of one determinant */
+  cis_s2_targets s2t;     /* for the rows of A (spin_squared only) */
   /* Pair classes (see rowgen.c): pairs P with the same set {Q : |V(P,Q)| > CIS_ROWGEN_DROP}
    * share a class; every beta string's singles are grouped by the class of their pair, so the
    * alpha-beta doubles skip the groups whose integrals all vanish. ncls = 1: no grouping. */

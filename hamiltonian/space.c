@@ -479,7 +479,7 @@ void cis_space_set_s2_table_limit(int64_t entries) { g_s2_table_limit = entries;
 
 /* Targets of every string's single excitations within its list: t[(I * norb + i) * norb + a]
  * is the index of a_a^+ a_i |I> (i occupied, a empty), else -1. NULL (callers then search the
- * list) when the table would pass g_s2_table_limit entries. */
+ * list) when the table would pass g_s2_table_limit entries or memory is short. */
 static int32_t *single_targets(const cis_strlist *l, int norb) {
   int64_t per = (int64_t)norb * norb;
   if (l->n * per > g_s2_table_limit) return NULL;
@@ -516,6 +516,17 @@ static int32_t *single_targets(const cis_strlist *l, int norb) {
   return t;
 }
 
+void cis_s2_targets_make(const cis_space *s, cis_s2_targets *t) {
+  t->alpha = single_targets(&s->astr, s->norb);
+  t->beta = single_targets(&s->bstr, s->norb);
+}
+
+void cis_s2_targets_free(cis_s2_targets *t) {
+  free(t->alpha);
+  free(t->beta);
+  t->alpha = t->beta = NULL;
+}
+
 /* The string q -> p of string I of l: from the table ta when there is one, else by search. */
 static int64_t excite(const cis_strlist *l, const int32_t *ta, int norb, int64_t I, int q, int p,
                       uint64_t *w) {
@@ -526,57 +537,61 @@ static int64_t excite(const cis_strlist *l, const int32_t *ta, int norb, int64_t
   return cis_strlist_find(l, w);
 }
 
-/* sum_J c_J <J| S_- S_+ |I> over the off-diagonal part, for k vectors: S_- S_+ moves an alpha
- * electron q -> p and a beta electron p -> q (p in beta only, q in alpha only), with matrix
- * element -s_alpha(q->p) s_beta(p->q). ta, tb: single_targets of the two lists (or NULL). */
-static void s2_offdiag(const cis_space *s, const int32_t *ta, const int32_t *tb, int64_t d,
-                       int k, const double *C, double *acc, uint64_t *w) {
+int64_t cis_space_s2_row(const cis_space *s, const cis_s2_targets *t, int64_t d, int64_t *col,
+                         double *val, uint64_t *w) {
   const uint64_t *a = cis_space_alpha(s, d), *b = cis_space_beta(s, d);
   int64_t ia = s->det_ia[d], ib = s->det_ib[d];
+  double sz = 0.5 * (s->nalpha - s->nbeta);
+  int open_b = 0; /* beta electrons whose orbital has no alpha electron */
+  for (int x = 0; x < s->nw; x++) open_b += __builtin_popcountll(b[x] & ~a[x]);
+  col[0] = d;
+  val[0] = sz * (sz + 1.0) + open_b;
+  int64_t c = 1;
+  /* S_- S_+ moves an alpha electron q -> p and a beta electron p -> q (p in beta only, q in
+   * alpha only), with element -s_alpha(q->p) s_beta(p->q) */
   for (int p = 0; p < s->norb; p++) {
     if (!cis_str_test(b, p) || cis_str_test(a, p)) continue;
     for (int q = 0; q < s->norb; q++) {
       if (!cis_str_test(a, q) || cis_str_test(b, q)) continue;
-      int64_t ja = excite(&s->astr, ta, s->norb, ia, q, p, w);
-      int64_t jb = ja < 0 ? -1 : excite(&s->bstr, tb, s->norb, ib, p, q, w);
+      int64_t ja = excite(&s->astr, t->alpha, s->norb, ia, q, p, w);
+      int64_t jb = ja < 0 ? -1 : excite(&s->bstr, t->beta, s->norb, ib, p, q, w);
       int64_t j = jb < 0 ? -1 : cis_space_lookup(s, ja, (int32_t)jb);
       if (j < 0) continue;
-      int sign = -cis_str_sign(a, q, p) * cis_str_sign(b, p, q);
-      for (int v = 0; v < k; v++) acc[v] += sign * C[v * s->ndet + j];
+      col[c] = j;
+      val[c++] = -cis_str_sign(a, q, p) * cis_str_sign(b, p, q);
     }
   }
+  return c;
 }
 
 cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2) {
   cis_err err = CIS_OK;
   double *num = NULL, *nrm = NULL;
-  int32_t *ta = NULL, *tb = NULL;
-  int64_t n = s->ndet;
+  cis_s2_targets t = {NULL, NULL};
+  int64_t n = s->ndet, m = 1 + (int64_t)s->nalpha * s->nbeta;
   int nw = s->nw, fail = 0;
-  double sz = 0.5 * (s->nalpha - s->nbeta);
   CIS_TRY(cis_calloc(&num, (size_t)k, sizeof(double), "S^2 numerators"));
   CIS_TRY(cis_calloc(&nrm, (size_t)k, sizeof(double), "S^2 norms"));
   /* where the strings' single excitations lead, looked up once per string rather than once
    * per determinant (H2O/6-31G FCI: 1.66e6 determinants, 1287 strings) */
-  ta = single_targets(&s->astr, s->norb);
-  tb = single_targets(&s->bstr, s->norb);
+  cis_s2_targets_make(s, &t);
 #pragma omp parallel
   {
-    double *acc = calloc((size_t)k * 3, sizeof(double)), *mynum = acc + k, *mynrm = acc + 2 * k;
+    double *acc = calloc((size_t)k * 3 + (size_t)m, sizeof(double)), *mynum = acc + k,
+           *mynrm = acc + 2 * k, *val = acc + 3 * k;
+    int64_t *col = malloc(sizeof(int64_t) * (size_t)m);
     uint64_t *w = malloc(sizeof(uint64_t) * (size_t)nw);
-    if (!acc || !w) {
+    if (!acc || !col || !w) {
 #pragma omp atomic write
       fail = 1;
     }
 #pragma omp for schedule(dynamic, 64)
     for (int64_t d = 0; d < n; d++) {
-      if (!acc || !w) continue;
-      const uint64_t *a = cis_space_alpha(s, d), *b = cis_space_beta(s, d);
-      int nopen_b = 0; /* beta electrons whose orbital has no alpha electron */
-      for (int x = 0; x < nw; x++) nopen_b += __builtin_popcountll(b[x] & ~a[x]);
-      for (int v = 0; v < k; v++) acc[v] = (sz * (sz + 1) + nopen_b) * C[v * n + d];
-      s2_offdiag(s, ta, tb, d, k, C, acc, w);
+      if (!acc || !col || !w) continue;
+      int64_t c = cis_space_s2_row(s, &t, d, col, val, w);
       for (int v = 0; v < k; v++) {
+        acc[v] = 0.0;
+        for (int64_t x = 0; x < c; x++) acc[v] += val[x] * C[v * n + col[x]];
         mynum[v] += C[v * n + d] * acc[v];
         mynrm[v] += C[v * n + d] * C[v * n + d];
       }
@@ -587,13 +602,13 @@ cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2) {
       nrm[v] += mynrm[v];
     }
     free(acc);
+    free(col);
     free(w);
   }
   if (fail) CIS_FAIL(CIS_ERR_NOMEM, "out of host memory computing <S^2>");
   for (int v = 0; v < k; v++) s2[v] = nrm[v] > 0 ? num[v] / nrm[v] : 0.0;
 cleanup:
-  free(ta);
-  free(tb);
+  cis_s2_targets_free(&t);
   cis_free(&num);
   cis_free(&nrm);
   return err;

@@ -47,7 +47,21 @@ int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t
 /* <S^2> of k host vectors (n x k, ld n) over this space: s2[j] = c_j^T S^2 c_j / c_j^T c_j.
  * S^2 maps out of a truncated space; only components inside it count (the projected S^2). */
 cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2);
-/* The largest table of single-excitation targets cis_space_s2 builds per string list, in
+/* Where the single excitations of each string lead within its list, for S^2 rows: per list a
+ * table of strings x norb^2 targets, or NULL (then they are searched). */
+typedef struct {
+  int32_t *alpha, *beta;
+} cis_s2_targets;
+/* Never fails: a table that would be too large, or find no memory, is left NULL. */
+void cis_s2_targets_make(const cis_space *s, cis_s2_targets *t);
+void cis_s2_targets_free(cis_s2_targets *t);
+/* Row d of S^2 inside the space: (d, its diagonal) first, then each determinant one spin flip
+ * away (alpha q -> p with beta p -> q) with its element -s_alpha s_beta; returns how many, at
+ * most 1 + nalpha * nbeta. w: nw words of scratch. */
+int64_t cis_space_s2_row(const cis_space *s, const cis_s2_targets *t, int64_t d, int64_t *col,
+                         double *val, uint64_t *w);
+
+/* The largest table of single-excitation targets cis_s2_targets_make builds per string list, in
  * entries (strings x norb^2; default 2^24, 64 MiB): above it, targets are found by binary
  * search. Tests set 0 to check the search. */
 void cis_space_set_s2_table_limit(int64_t entries);
