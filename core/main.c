@@ -297,7 +297,6 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   } else {
     t0 = cis_wtime();
     err = solve(&opt, be, h, &eo, &res);
-    rep.t_solve = cis_wtime() - t0;
     if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
       printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
       printf("checkpoint       %s\n", opt.checkpoint);

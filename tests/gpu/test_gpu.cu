@@ -518,7 +518,8 @@ int main(void) {
       {"coded, 32-bit Expansion columns", 68000, 1000, 7000, 20, 2000, 32, 200},
       {"coded, 16-bit columns up to 65535", 65536, 500, 8000, 20, 2000, 32, 100},
   };
-  /* CISOLVE_GPU_TEST_SMALL=1 leaves out the large case (for compute-sanitizer runs). */
+  /* CISOLVE_GPU_TEST_SMALL=1 leaves out the cases of more than 10,000 rows (for
+   * compute-sanitizer runs). */
   const char *small = getenv("CISOLVE_GPU_TEST_SMALL");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     if (!(small && *small == '1' && cases[i].n > 10000)) run_case(&cases[i]);
