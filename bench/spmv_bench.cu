@@ -16,7 +16,8 @@
  * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
  * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
  * (a CI matrix), "coded values" (spmv/valdict.h; forced with CIS_HYB_CUDA_CODED, while cisolve
- * codes only matrices larger than twice the L2 cache).
+ * codes only matrices larger than twice the L2 cache). Each upload is timed once more with every
+ * row's entries in the row's own order instead of lane order (CIS_HYB_CUDA_ROW_ORDER).
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed (a memset twice its size) and with x and y rotated among 4 buffers.
@@ -744,9 +745,11 @@ int main(int argc, char **argv) {
     }
     die_on(cis_hyb_cuda_set_subwarp(dd, in.subwarp));
     if (in.dict_size) {
-      snprintf(name, sizeof name, "ours%s, 256 threads per block", tag);
-      die_on(cis_hyb_cuda_set_coded_block(dd, 256));
-      single(name);
+      for (int b = 128; b <= 256; b *= 2) {
+        snprintf(name, sizeof name, "ours%s, %d threads per block", tag, b);
+        die_on(cis_hyb_cuda_set_coded_block(dd, b));
+        single(name);
+      }
       die_on(cis_hyb_cuda_set_coded_block(dd, in.coded_block));
     }
     for (int k = 4; k <= 8; k += 4) {
@@ -764,6 +767,25 @@ int main(int argc, char **argv) {
     die_on(cis_hyb_cuda_set_group(dd, CIS_HYB_CUDA_MAX_K));
     snprintf(name, sizeof name, "ours%s, timed again (spread)", tag);
     single(name);
+  };
+  /* The same upload with each row's entries in the row's own order instead of lane order
+   * (docs/gpu.md), at the default sub-warp: what lane order gains. */
+  auto time_row_order = [&](int flags, const char *tag) {
+    cis_hyb_cuda *dr = NULL;
+    cis_hyb_cuda_info ir;
+    char fmt[64], name[96];
+    die_on(cis_hyb_cuda_create(&h, 0, flags | CIS_HYB_CUDA_ROW_ORDER, t.s, &dr));
+    cis_hyb_cuda_get_info(dr, &ir);
+    snprintf(fmt, sizeof fmt, "hybrid, %d-bit ELL%s%s", ir.index_bits,
+             ir.csr_bits == 16 ? ", 16-bit CSR" : "", ir.dict_size ? ", coded values" : "");
+    snprintf(name, sizeof name, "ours%s, entries in row order", tag);
+    ms = median_ms(&t, a.reps, [&](int r) {
+      die_on(cis_hyb_cuda_apply(dr, 1, dx[r % NROT], dy[r % NROT]));
+    });
+    die_on(cis_hyb_cuda_apply(dr, 1, dx[0], dy[0]));
+    add(name, fmt, (double)(ir.ell_bytes + ir.csr_bytes) + xy, 1, ms,
+        device_rel_err(dy[0], yref.data(), n));
+    cis_hyb_cuda_destroy(&dr);
   };
   /* The upload with coded values where they repeat (a CI matrix), whatever the matrix's size;
    * the plain upload above, which the paper's kernel needs, keeps every 8-byte value. */
@@ -784,8 +806,10 @@ int main(int argc, char **argv) {
     f.dict_size = infoc.dict_size;
     time_ours_all(dc, infoc, ", coded values");
     cis_hyb_cuda_destroy(&dc);
+    time_row_order(CIS_HYB_CUDA_CODED, ", coded values");
   }
   time_ours_all(d, info, f.dict_size ? ", plain values" : "");
+  time_row_order(CIS_HYB_CUDA_PLAIN, f.dict_size ? ", plain values" : "");
   if (bm.one.n) {
     /* the same matrix as one CSR with 16-bit columns: our kernel with no ELL part */
     cis_hyb_cuda *d1 = NULL;

@@ -48,6 +48,7 @@ struct cis_hyb_cuda {
   cudaStream_t stream, copy_stream;
   int64_t n;
   int index_bits, subwarp;
+  int lane_order;     /* lanes the resident entries are ordered for (0: row order) */
   int csr_bits;       /* 16 or 32: resident Expansion columns */
   int coded_block;    /* threads per block of the kernel with a coded part */
   int group; /* vectors per pass of the multi-vector kernel */
@@ -168,9 +169,30 @@ static void dev_free(void *pp) {
   *p = NULL;
 }
 
-/* Copy slices [s0, s1) into pinned staging with even widths and narrowed columns. */
+/* Lane order (docs/gpu.md). A row's entries at positions [p0, p1) are read by `lanes` lanes,
+ * v consecutive positions per lane and step from p0 rounded down to a multiple of v. to[k] is
+ * where (counted from p0) the row's k-th entry goes: every window of v * lanes positions keeps
+ * its own entries, in order, component by component, so that the lanes reading component j of
+ * a step hold consecutive entries of the row, whose columns are near each other, and one
+ * gather instruction touches fewer lines of x. lanes 0: the row's own order. */
+static void lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to) {
+  int64_t k = 0;
+  if (lanes == 0) {
+    for (; k < p1 - p0; k++) to[k] = (int32_t)k;
+    return;
+  }
+  for (int64_t a = p0 & -(int64_t)v; a < p1; a += (int64_t)v * lanes)
+    for (int j = 0; j < v; j++)
+      for (int l = 0; l < lanes; l++) {
+        int64_t pos = a + (int64_t)v * l + j;
+        if (pos >= p0 && pos < p1) to[k++] = (int32_t)(pos - p0);
+      }
+}
+
+/* Copy slices [s0, s1) into pinned staging with even widths, narrowed columns and each row's
+ * entries in lane order (`to`: room for the widest slice). */
 static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t s1, int bits,
-                     int paper, double *val, void *col, int32_t *col32) {
+                     int paper, int lanes, int32_t *to, double *val, void *col, int32_t *col32) {
   int64_t base = dptr[s0];
   for (int64_t s = s0; s < s1; s++) {
     int64_t w = e->slice_width[s], dw = even(w);
@@ -178,15 +200,17 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
     for (int64_t l = 0; l < rows; l++) {
       const int32_t *sc = e->col + e->slice_ptr[s] + l * w;
       const double *sv = e->val + e->slice_ptr[s] + l * w;
-      int64_t q = dptr[s] + l * dw - base;
+      int64_t q = dptr[s] + l * dw - base, len = e->row_len[s * e->slice + l];
+      lane_order(0, len, 2, lanes, to); /* the row starts 16-byte aligned */
       for (int64_t t = 0; t < dw; t++) {
         int32_t c = t < w ? sc[t] : 0;
-        val[q + t] = t < w ? sv[t] : 0.0;
+        int64_t at = q + (t < len ? to[t] : t);
+        val[at] = t < w ? sv[t] : 0.0;
         if (bits == 16)
-          ((uint16_t *)col)[q + t] = (uint16_t)c;
+          ((uint16_t *)col)[at] = (uint16_t)c;
         else
-          ((int32_t *)col)[q + t] = c;
-        if (paper && bits == 16) col32[q + t] = c;
+          ((int32_t *)col)[at] = c;
+        if (paper && bits == 16) col32[at] = c;
       }
     }
   }
@@ -195,10 +219,15 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
 static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr, int paper) {
   cis_err err = CIS_OK;
   int bits = d->index_bits, cb = bits / 8;
-  int64_t chunk = CIS_ELL_CHUNK;
-  for (int64_t s = 0; s < e->nslices; s++) chunk = CIS_MAX(chunk, dptr[s + 1] - dptr[s]);
+  int64_t chunk = CIS_ELL_CHUNK, wmax = 1;
+  for (int64_t s = 0; s < e->nslices; s++) {
+    chunk = CIS_MAX(chunk, dptr[s + 1] - dptr[s]);
+    wmax = CIS_MAX(wmax, (int64_t)e->slice_width[s]);
+  }
   char *stage = NULL;
+  int32_t *to = NULL;
   size_t per = sizeof(double) + (size_t)cb + (paper && bits == 16 ? 4 : 0);
+  CIS_TRY(cis_malloc(&to, (size_t)wmax, sizeof *to, "ELL lane order"));
   CIS_CUDA_TRY(cudaMallocHost((void **)&stage, (size_t)chunk * per));
   for (int64_t s0 = 0; s0 < e->nslices;) {
     int64_t s1 = s0 + 1;
@@ -207,7 +236,7 @@ static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr
     double *val = (double *)stage;
     char *col = stage + (size_t)chunk * 8;
     int32_t *col32 = (int32_t *)(col + (size_t)chunk * cb);
-    ell_pack(e, dptr, s0, s1, bits, paper, val, col, col32);
+    ell_pack(e, dptr, s0, s1, bits, paper, d->lane_order, to, val, col, col32);
     CIS_CUDA_TRY(cudaMemcpy(d->ell_val + dptr[s0], val, (size_t)m * 8, cudaMemcpyHostToDevice));
     CIS_CUDA_TRY(cudaMemcpy((char *)d->ell_col + (size_t)dptr[s0] * cb, col, (size_t)m * cb,
                             cudaMemcpyHostToDevice));
@@ -218,6 +247,7 @@ static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr
   }
 cleanup:
   if (stage) cudaFreeHost(stage);
+  cis_free(&to);
   return err;
 }
 
@@ -335,34 +365,32 @@ static inline void put_col(const cis_hyb_cuda *d, void *a, int64_t i, int32_t c)
 }
 
 /* Split rows [l0, l1) of a block into plain entries (at rp[row] - x0) and coded ones (at
- * crp[row] - c0); without a dictionary (crp NULL) every entry is plain. 0 when every row's
- * counts match its row pointers. */
+ * crp[row] - c0), each row's in lane order (`to`: room for the longest row); without a
+ * dictionary (crp NULL) every entry is plain. 0 when every row's counts match its row
+ * pointers. */
 static int encode_rows(const cis_hyb_cuda *d, const cis_csr_block *blk, int64_t l0, int64_t l1,
                        const int64_t *rp, const int64_t *crp, int64_t x0, int64_t c0,
-                       double *xval, void *xcol, void *ccol, uint16_t *ccode) {
-  if (!crp) {
-    int64_t p0 = blk->rowptr[l0], m = blk->rowptr[l1] - p0, at = rp[blk->row0 + l0] - x0;
-    if (rp[blk->row0 + l1] - rp[blk->row0 + l0] != m) return 1;
-    if (d->csr_bits == 16)
-      for (int64_t p = 0; p < m; p++) put_col(d, xcol, at + p, blk->col[p0 + p]);
-    else
-      memcpy((int32_t *)xcol + at, blk->col + p0, (size_t)m * sizeof(int32_t));
-    memcpy(xval + at, blk->val + p0, (size_t)m * sizeof *xval);
-    return 0;
-  }
+                       int32_t *to, double *xval, void *xcol, void *ccol, uint16_t *ccode) {
   for (int64_t l = l0; l < l1; l++) {
-    int64_t r = blk->row0 + l, xi = rp[r] - x0, ci = crp[r] - c0;
+    int64_t r = blk->row0 + l, xi = rp[r] - x0, ci = crp ? crp[r] - c0 : 0;
+    int64_t nx = rp[r + 1] - rp[r], nc = crp ? crp[r + 1] - crp[r] : 0, kx = 0, kc = 0;
+    int64_t len = blk->rowptr[l + 1] - blk->rowptr[l];
+    if (nx + nc != len) return 1;
+    int32_t *tox = to, *toc = to + nx;
+    lane_order(rp[r], rp[r + 1], 2, d->lane_order, tox);
+    if (crp) lane_order(crp[r], crp[r + 1], 4, d->lane_order, toc);
     for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++) {
-      int code = cis_vdict_code(&d->dict, blk->val[p]);
+      int code = crp ? cis_vdict_code(&d->dict, blk->val[p]) : -1;
       if (code >= 0) {
-        put_col(d, ccol, ci, blk->col[p]);
-        ccode[ci++] = (uint16_t)code;
+        if (kc == nc) return 1;
+        put_col(d, ccol, ci + toc[kc], blk->col[p]);
+        ccode[ci + toc[kc++]] = (uint16_t)code;
       } else {
-        put_col(d, xcol, xi, blk->col[p]);
-        xval[xi++] = blk->val[p];
+        if (kx == nx) return 1;
+        put_col(d, xcol, xi + tox[kx], blk->col[p]);
+        xval[xi + tox[kx++]] = blk->val[p];
       }
     }
-    if (xi != rp[r + 1] - x0 || ci != crp[r + 1] - c0) return 1;
   }
   return 0;
 }
@@ -378,8 +406,10 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
                              const int64_t *crp) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
-  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
+  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8, longest = 1;
   int64_t(*task)[3] = NULL; /* block, first row, end row */
+  int32_t *to = NULL;       /* lane order, one longest row per thread */
+  int nthr = omp_get_max_threads();
   char *stage[2] = {NULL, NULL};
   cudaEvent_t copied[2] = {NULL, NULL};
   int slot = 0;
@@ -387,8 +417,11 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     if (resident[b]) {
       total += h->blocks[b].nnz;
       biggest = CIS_MAX(biggest, h->blocks[b].nnz);
+      for (int64_t l = 0; l < h->blocks[b].nrows; l++)
+        longest = CIS_MAX(longest, h->blocks[b].rowptr[l + 1] - h->blocks[b].rowptr[l]);
     }
   if (total == 0) return CIS_OK;
+  CIS_TRY(cis_malloc(&to, (size_t)(nthr * longest), sizeof *to, "upload lane order"));
   /* small matrices get small staging: pinning host memory costs time too */
   cap = even(CIS_MAX(CIS_MIN(CIS_CODE_CHUNK, total / 8 + 1), biggest));
   maxtask = h->n / CIS_ROWS_PER_TASK + h->nblocks + 1;
@@ -428,7 +461,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
     for (int64_t t = 0; t < ntask; t++)
       bad |= encode_rows(d, &h->blocks[task[t][0]], task[t][1], task[t][2], rp, crp, x0, c0,
-                         xval, xcol, ccol, ccode);
+                         to + (int64_t)omp_get_thread_num() * longest, xval, xcol, ccol, ccode);
     if (bad)
       CIS_FAIL(CIS_ERR_INTERNAL,
                "upload: Expansion blocks from row %lld changed since they were counted",
@@ -456,6 +489,7 @@ cleanup:
     if (copied[i]) cudaEventDestroy(copied[i]);
   }
   cis_free(&task);
+  cis_free(&to);
   return err;
 }
 
@@ -632,6 +666,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->csr_bits = d->info.csr_bits = csr_bits(h, flags);
   d->coded_block = d->info.coded_block = CIS_CODED_BLOCK;
   d->subwarp = d->info.subwarp = pick_subwarp(h);
+  d->lane_order = d->info.lane_order = (flags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
   d->group = CIS_HYB_CUDA_MAX_K;
   CIS_CALL(slots_create(d));
   CIS_CALL(ell_create(d, &h->ell, flags));

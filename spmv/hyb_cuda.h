@@ -49,8 +49,10 @@ enum {
   CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block (tests) */
   CIS_HYB_CUDA_PLAIN = 8,    /* no coded values: every resident entry keeps its 8-byte value
                                 (implied by CIS_HYB_CUDA_PAPER) */
-  CIS_HYB_CUDA_CODED = 16    /* coded values wherever the dictionary pays, even for a matrix
+  CIS_HYB_CUDA_CODED = 16,   /* coded values wherever the dictionary pays, even for a matrix
                                 that fits in L2 (tests, benchmarks) */
+  CIS_HYB_CUDA_ROW_ORDER = 32 /* each row's resident entries in the row's own order instead of
+                                 lane order (docs/gpu.md; benchmarks) */
 };
 
 typedef struct {
@@ -67,6 +69,7 @@ typedef struct {
   int index_bits;          /* ELL columns: 16 or 32 bits */
   int csr_bits;            /* resident Expansion columns: 16 or 32 bits */
   int subwarp;             /* lanes per row in our kernels */
+  int lane_order;          /* lanes the resident entries were ordered for (0: row order) */
   int coded_block;         /* threads per block of the kernel with coded values */
   int64_t budget;          /* the budget applied (bytes), the default resolved */
   int64_t min_bytes;       /* cis_hyb_cuda_min_bytes: the smallest budget that works */
