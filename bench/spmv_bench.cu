@@ -4,7 +4,7 @@
  *
  * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--seed S]
  *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1]]
- *                   [--reps N] [--commit HASH] [--md FILE]
+ *                   [--reps N] [--clean-flush 1] [--commit HASH] [--md FILE]
  * Defaults: the paper's matrix (32,768 rows, Reference region 3,276 columns with 655 nonzeros
  * per row, ~1% density elsewhere = 295 per row). With --fcidump: the Hamiltonian that cisolve
  * builds (cis_space_build + cis_hmat_build_ci, every Expansion block cached) of the FCI space
@@ -21,6 +21,9 @@
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed (a memset twice its size) and with x and y rotated among 4 buffers.
+ * The memset leaves L2 full of dirty lines, which the timed kernel then writes back as it reads;
+ * --clean-flush 1 reads another buffer of that size after the memset, so that L2 holds clean
+ * lines instead.
  * GB/s counts each format's own bytes: its arrays read once, x read once, y written once.
  * The markdown table goes to stdout and, with --md, to FILE with the device, commit and date.
  */
@@ -76,13 +79,14 @@ typedef struct {
   int level;           /* 0: FCI; else truncated CI of that excitation level */
   int64_t ref_size;    /* 0: automatic */
   int stream;          /* CI matrices: also time streamed products (--stream 1) */
+  int clean_flush;     /* --clean-flush 1: L2 left holding clean lines before each timing */
 } bench_args;
 
 static void usage_exit(const char *why) {
   fprintf(stderr,
           "spmv_bench: %s\nusage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] "
           "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1]] "
-          "[--reps N] "
+          "[--reps N] [--clean-flush 1] "
           "[--commit HASH] [--md FILE]\n",
           why);
   exit(1);
@@ -127,6 +131,7 @@ static void parse(int argc, char **argv, bench_args *a) {
     else if (strcmp(o, "--level") == 0) a->level = (int)x;
     else if (strcmp(o, "--ref-size") == 0) a->ref_size = x;
     else if (strcmp(o, "--stream") == 0) a->stream = (int)x;
+    else if (strcmp(o, "--clean-flush") == 0) a->clean_flush = (int)x;
     else usage_exit("unknown option");
   }
   if (a->reps < 3) usage_exit("--reps must be at least 3");
@@ -137,9 +142,20 @@ static void parse(int argc, char **argv, bench_args *a) {
 typedef struct {
   cudaStream_t s;
   cudaEvent_t a, b;
-  void *flush;
+  void *flush, *clean; /* clean: NULL unless --clean-flush 1 */
   size_t flush_bytes;
+  int *sink;
 } timer;
+
+/* Reads n doubles (and stores only if their sum is NaN, which it never is): fills L2 with
+ * clean lines. */
+__global__ void read_kernel(const double *__restrict__ p, size_t n, int *sink) {
+  double s = 0.0;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    s += p[i];
+  if (s != s) *sink = 1;
+}
 
 template <class F>
 static double median_ms(timer *t, int reps, F f) {
@@ -147,6 +163,11 @@ static double median_ms(timer *t, int reps, F f) {
   for (int r = 0; r < 3; r++) f(r);
   for (int r = 0; r < reps; r++) {
     CK(cudaMemsetAsync(t->flush, r & 0xff, t->flush_bytes, t->s));
+    if (t->clean) {
+      /* the memset left L2 full of dirty lines, which the timed kernel would write back */
+      read_kernel<<<1024, 256, 0, t->s>>>((const double *)t->clean, t->flush_bytes / 8, t->sink);
+      CK(cudaGetLastError());
+    }
     CK(cudaEventRecord(t->a, t->s));
     f(r);
     CK(cudaEventRecord(t->b, t->s));
@@ -210,7 +231,23 @@ typedef struct {
   double coded_bytes;    /* ours with coded values (0: the values do not repeat) */
   int64_t coded_nnz;
   int dict_size;
+  char tuned[320]; /* the launches chosen at upload (cis_hyb_cuda_info.tune_ms) */
 } formats;
+
+/* Append to f->tuned the launch an upload chose and the time of the other. */
+static void note_tuned(formats *f, const cis_hyb_cuda_info *in) {
+  size_t len = strlen(f->tuned);
+  double t0 = std::min(in->tune_ms[0], in->tune_ms[1]), t1 = std::max(in->tune_ms[0], in->tune_ms[1]);
+  if (in->dict_size)
+    snprintf(f->tuned + len, sizeof f->tuned - len,
+             "%scoded values in blocks of %d threads (%.4f ms against %.4f ms with %d)",
+             len ? "; " : "", in->coded_block, t0, t1, in->coded_block == 256 ? 1024 : 256);
+  else
+    snprintf(f->tuned + len, sizeof f->tuned - len,
+             "%splain values with %d warps per multiprocessor (%.4f ms against %.4f ms with %d)",
+             len ? "; " : "", in->full_occupancy ? 64 : 48, t0, t1,
+             in->full_occupancy ? 48 : 64);
+}
 
 /* The matrix under test: a hybrid matrix (synthetic, or a CI Hamiltonian built by cisolve). */
 typedef struct {
@@ -619,6 +656,8 @@ static void write_md(const bench_args *a, const char *title, int argc, char **ar
                  "entries; ours with coded values %.1f MB.\n\n",
             f->dict_size, (long long)f->coded_nnz, (long long)(f->nnz - f->nnz_ref),
             f->coded_bytes / 1e6);
+  fprintf(out, "Our single-vector launch, as chosen at upload (the faster of two timed on the "
+               "matrix, L2 not flushed): %s.\n\n", f->tuned);
   print_table(out, rows, copy_gbs, best_sp);
   fprintf(out, "\n");
   fclose(out);
@@ -636,6 +675,12 @@ int main(int argc, char **argv) {
   CK(cudaEventCreate(&t.b));
   t.flush_bytes = 2 * (size_t)prop.l2CacheSize;
   CK(cudaMalloc(&t.flush, t.flush_bytes));
+  t.clean = NULL;
+  CK(cudaMalloc(&t.sink, sizeof(int)));
+  if (a.clean_flush) {
+    CK(cudaMalloc(&t.clean, t.flush_bytes));
+    CK(cudaMemset(t.clean, 0, t.flush_bytes));
+  }
   printf("device: %s, %d SMs, L2 %.0f MB\n", prop.name, prop.multiProcessorCount,
          prop.l2CacheSize / 1e6);
   double copy_gbs = copy_bandwidth(&t, std::max(10, a.reps / 5));
@@ -680,6 +725,7 @@ int main(int argc, char **argv) {
 
   formats f;
   format_sizes(&sp.m, &h, &info, &f);
+  note_tuned(&f, &info);
   double xy = 2.0 * (double)n * 8;
   double ours_b = f.ours_bytes + xy, paper_b = f.paper_bytes + xy, csr_b = f.csr_bytes + xy;
   char csr_fmt[48];
@@ -744,13 +790,21 @@ int main(int argc, char **argv) {
       single(name);
     }
     die_on(cis_hyb_cuda_set_subwarp(dd, in.subwarp));
+    /* the launches not chosen at upload (cis_hyb_cuda_info.tune_ms) */
     if (in.dict_size) {
-      for (int b = 128; b <= 256; b *= 2) {
+      for (int b = 1024; b >= 128; b /= 2) {
+        if (b == in.coded_block || b == 512) continue;
         snprintf(name, sizeof name, "ours%s, %d threads per block", tag, b);
         die_on(cis_hyb_cuda_set_coded_block(dd, b));
         single(name);
       }
       die_on(cis_hyb_cuda_set_coded_block(dd, in.coded_block));
+    } else {
+      snprintf(name, sizeof name, "ours%s, %d warps per multiprocessor", tag,
+               in.full_occupancy ? 48 : 64);
+      cis_hyb_cuda_set_full_occupancy(dd, !in.full_occupancy);
+      single(name);
+      cis_hyb_cuda_set_full_occupancy(dd, in.full_occupancy);
     }
     for (int k = 4; k <= 8; k += 4) {
       double t1 = median_ms(&t, a.reps, [&](int) { die_on(cis_hyb_cuda_apply(dd, k, dX, dY)); });
@@ -804,6 +858,7 @@ int main(int argc, char **argv) {
     f.coded_bytes = (double)(infoc.ell_bytes + infoc.csr_bytes);
     f.coded_nnz = infoc.coded_nnz;
     f.dict_size = infoc.dict_size;
+    note_tuned(&f, &infoc);
     time_ours_all(dc, infoc, ", coded values");
     cis_hyb_cuda_destroy(&dc);
     time_row_order(CIS_HYB_CUDA_CODED, ", coded values");
@@ -848,6 +903,7 @@ int main(int argc, char **argv) {
          f.csr_bytes / 1e6, f.ell_bytes / 1e6, f.paper_bytes / 1e6, f.ours_bytes / 1e6,
          f.coded_bytes / 1e6);
   printf("floor for our bytes at copy bandwidth: %.4f ms\n\n", ours_b / (copy_gbs * 1e9) * 1e3);
+  printf("launch chosen at upload: %s\n\n", f.tuned);
   print_table(stdout, rows, copy_gbs, best_sp);
   if (a.md) write_md(&a, bm.title, argc, argv, &prop, &f, rows, copy_gbs, best_sp);
   if (bm.hm && a.stream) {
@@ -878,6 +934,8 @@ int main(int argc, char **argv) {
   cudaFree(dX);
   cudaFree(dY);
   cudaFree(t.flush);
+  cudaFree(t.clean);
+  cudaFree(t.sink);
   matrix_free(&bm);
   return 0;
 }

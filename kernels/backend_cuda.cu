@@ -220,6 +220,18 @@ static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FI
           cis_format_bytes((double)in->min_bytes, b2, sizeof b2),
           cis_format_bytes((double)c->reserve, b4, sizeof b4));
   if (in->dict_size)
+    fprintf(out, "gpu kernel       %d lanes per row, coded values in blocks of %d threads: "
+                 "%.3f ms per product against %.3f ms in blocks of %d (timed at upload, %.3f s)\n",
+            in->subwarp, in->coded_block, CIS_MIN(in->tune_ms[0], in->tune_ms[1]),
+            CIS_MAX(in->tune_ms[0], in->tune_ms[1]), in->coded_block == 256 ? 1024 : 256,
+            in->tune_seconds);
+  else
+    fprintf(out, "gpu kernel       %d lanes per row, %d warps per multiprocessor: %.3f ms per "
+                 "product against %.3f ms with %d (timed at upload, %.3f s)\n",
+            in->subwarp, in->full_occupancy ? 64 : 48, CIS_MIN(in->tune_ms[0], in->tune_ms[1]),
+            CIS_MAX(in->tune_ms[0], in->tune_ms[1]), in->full_occupancy ? 48 : 64,
+            in->tune_seconds);
+  if (in->dict_size)
     fprintf(out, "gpu coded values %lld cached Expansion entries stored as a column and a 16-bit "
                  "code of one of %d repeated magnitudes (%d bytes instead of %d); dictionary "
                  "and counts %.3f s\n",

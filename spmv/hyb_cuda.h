@@ -71,6 +71,12 @@ typedef struct {
   int subwarp;             /* lanes per row in our kernels */
   int lane_order;          /* lanes the resident entries were ordered for (0: row order) */
   int coded_block;         /* threads per block of the kernel with coded values */
+  int full_occupancy;      /* the plain single-vector kernel built for 64 warps per
+                              multiprocessor (32 registers) instead of 48 (40) */
+  double tune_ms[2];       /* the resident single-vector kernel timed at upload with each
+                              candidate launch, the faster kept: plain values with 48 and 64
+                              warps per multiprocessor; coded values in blocks of 1024 and 256 */
+  double tune_seconds;     /* host time of that choice */
   int64_t budget;          /* the budget applied (bytes), the default resolved */
   int64_t min_bytes;       /* cis_hyb_cuda_min_bytes: the smallest budget that works */
   int64_t stream_buf_bytes;/* device bytes of the streaming buffers (grow to the largest batch) */
@@ -113,6 +119,9 @@ cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes);
 /* Override the threads per block (a multiple of 32, at most 1024) of the kernel with coded
  * values (benchmarks, tests). */
 cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads);
+/* Build of the plain single-vector kernel: 64 warps per multiprocessor (on) or 48 (off), in
+ * place of the one timed faster at upload (benchmarks, tests). */
+void cis_hyb_cuda_set_full_occupancy(cis_hyb_cuda *d, int on);
 /* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (default the maximum). */
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k);
 /* Time every product with events (cis_hyb_cuda_get_times). Each product then waits for its
