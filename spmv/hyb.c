@@ -323,3 +323,17 @@ cis_err cis_hyb_apply_cpu(const cis_hyb *h, int k, const double *X, double *Y) {
   CIS_WORKER_RERAISE(we);
   return CIS_OK;
 }
+
+void cis_lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to) {
+  int64_t k = 0;
+  if (lanes == 0) {
+    for (; k < p1 - p0; k++) to[k] = (int32_t)k;
+    return;
+  }
+  for (int64_t a = p0 & -(int64_t)v; a < p1; a += (int64_t)v * lanes)
+    for (int j = 0; j < v; j++)
+      for (int l = 0; l < lanes; l++) {
+        int64_t pos = a + (int64_t)v * l + j;
+        if (pos >= p0 && pos < p1) to[k++] = (int32_t)(pos - p0);
+      }
+}

@@ -85,6 +85,14 @@ cis_err cis_hyb_from_csr(int64_t n, const int64_t *rowptr, const int32_t *col,
                          const double *val, int64_t boundary, int64_t block_rows, int slice,
                          cis_hyb *out);
 
+/* Lane order (docs/gpu.md), the device layout of a row's entries. The row's entries sit at
+ * positions [p0, p1) and are read by `lanes` lanes, v consecutive positions per lane and step,
+ * from p0 rounded down to a multiple of v. to[k] is where, counted from p0, the row's k-th
+ * entry goes: every window of v * lanes positions keeps its own entries, in order, component
+ * by component, so that the lanes reading component j of a step hold consecutive entries of
+ * the row. lanes 0: the row's own order (to[k] = k). */
+void cis_lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to);
+
 /* Reference kernels on the CPU (OpenMP over rows). X and Y are n x k, column-major with
  * leading dimension n. Y = H X (Y is overwritten). Non-cached blocks are regenerated. */
 cis_err cis_hyb_apply_cpu(const cis_hyb *h, int k, const double *X, double *Y);

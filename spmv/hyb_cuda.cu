@@ -170,26 +170,6 @@ static void dev_free(void *pp) {
   *p = NULL;
 }
 
-/* Lane order (docs/gpu.md). A row's entries at positions [p0, p1) are read by `lanes` lanes,
- * v consecutive positions per lane and step from p0 rounded down to a multiple of v. to[k] is
- * where (counted from p0) the row's k-th entry goes: every window of v * lanes positions keeps
- * its own entries, in order, component by component, so that the lanes reading component j of
- * a step hold consecutive entries of the row, whose columns are near each other, and one
- * gather instruction touches fewer lines of x. lanes 0: the row's own order. */
-static void lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to) {
-  int64_t k = 0;
-  if (lanes == 0) {
-    for (; k < p1 - p0; k++) to[k] = (int32_t)k;
-    return;
-  }
-  for (int64_t a = p0 & -(int64_t)v; a < p1; a += (int64_t)v * lanes)
-    for (int j = 0; j < v; j++)
-      for (int l = 0; l < lanes; l++) {
-        int64_t pos = a + (int64_t)v * l + j;
-        if (pos >= p0 && pos < p1) to[k++] = (int32_t)(pos - p0);
-      }
-}
-
 /* Copy slices [s0, s1) into pinned staging with even widths, narrowed columns and each row's
  * entries in lane order (`to`: room for the widest slice). */
 static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t s1, int bits,
@@ -202,7 +182,7 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
       const int32_t *sc = e->col + e->slice_ptr[s] + l * w;
       const double *sv = e->val + e->slice_ptr[s] + l * w;
       int64_t q = dptr[s] + l * dw - base, len = e->row_len[s * e->slice + l];
-      lane_order(0, len, 2, lanes, to); /* the row starts 16-byte aligned */
+      cis_lane_order(0, len, 2, lanes, to); /* the row starts 16-byte aligned */
       for (int64_t t = 0; t < dw; t++) {
         int32_t c = t < w ? sc[t] : 0;
         int64_t at = q + (t < len ? to[t] : t);
@@ -378,8 +358,8 @@ static int encode_rows(const cis_hyb_cuda *d, const cis_csr_block *blk, int64_t 
     int64_t len = blk->rowptr[l + 1] - blk->rowptr[l];
     if (nx + nc != len) return 1;
     int32_t *tox = to, *toc = to + nx;
-    lane_order(rp[r], rp[r + 1], 2, d->lane_order, tox);
-    if (crp) lane_order(crp[r], crp[r + 1], 4, d->lane_order, toc);
+    cis_lane_order(rp[r], rp[r + 1], 2, d->lane_order, tox);
+    if (crp) cis_lane_order(crp[r], crp[r + 1], 4, d->lane_order, toc);
     for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++) {
       int code = crp ? cis_vdict_code(&d->dict, blk->val[p]) : -1;
       if (code >= 0) {
