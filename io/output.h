@@ -19,6 +19,8 @@ typedef struct {
   const double *noons;     /* nroots x norb, descending */
   int check_roots;         /* --check-roots ran */
   int missed;              /* lower states it found (and included) */
+  int check_converged;     /* its answer holds: it converged or found a lower state */
+  int check_iterations;    /* its iterations (2 products each) */
   double check_lowest;     /* lowest energy it found outside the roots (total, Eh) */
   double check_threshold;  /* Eh */
 } cis_analysis;

@@ -151,9 +151,14 @@ static void print_analysis(const cis_report *r, const cis_eig_result *res) {
       printf("root check       MISSED ROOT: %d lower state%s found (lowest %.12f Eh, below root "
              "%d by more than %.0e Eh); included and re-converged\n",
              an->missed, an->missed > 1 ? "s" : "", an->check_lowest, K - 1, an->check_threshold);
-    else
+    else if (an->check_converged)
       printf("root check       no missed root: the lowest state outside the %d roots found is "
              "%.12f Eh (threshold %.0e Eh)\n", K, an->check_lowest, an->check_threshold);
+    else
+      printf("root check       INCONCLUSIVE: the search outside the %d roots did not converge "
+             "in %d iterations; its lowest energy so far, %.12f Eh, is above root %d, which "
+             "proves nothing (ask for more roots, or a larger --ref-size)\n",
+             K, an->check_iterations, an->check_lowest, K - 1);
   }
   for (int j = 0; an->noons && j < K; j++) {
     double sum = 0.0;
