@@ -26,6 +26,10 @@ typedef struct {
   int max_subspace;    /* collapse when the basis would exceed this (default max(8K, 24)) */
   double level_shift;  /* preconditioner: t = r / (D - E + shift) (default 0; docs/solvers.md) */
   int block;           /* new vectors per iteration: 0 = one per unconverged root */
+  /* precond_fixed: the preconditioner's E is precond_at for every root and iteration, in
+   * place of the root's Ritz value (the search of cis_check_roots). */
+  int precond_fixed;
+  double precond_at;
   /* Called after every iteration with the current Ritz values (k = nroots), residual norms
    * and convergence flags; may be NULL. Returns a combination of CIS_ITER_SAVE (call on_save
    * with the current vectors now) and CIS_ITER_STOP (stop: the solver returns
