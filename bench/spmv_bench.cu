@@ -234,19 +234,24 @@ typedef struct {
   char tuned[320]; /* the launches chosen at upload (cis_hyb_cuda_info.tune_ms) */
 } formats;
 
-/* Append to f->tuned the launch an upload chose and the time of the other. */
+/* Append to f->tuned the launch an upload chose and the times of the others. */
 static void note_tuned(formats *f, const cis_hyb_cuda_info *in) {
   size_t len = strlen(f->tuned);
-  double t0 = std::min(in->tune_ms[0], in->tune_ms[1]), t1 = std::max(in->tune_ms[0], in->tune_ms[1]);
+  int k = in->tune_kept;
   if (in->dict_size)
-    snprintf(f->tuned + len, sizeof f->tuned - len,
-             "%scoded values in blocks of %d threads (%.4f ms against %.4f ms with %d)",
-             len ? "; " : "", in->coded_block, t0, t1, in->coded_block == 256 ? 1024 : 256);
+    len += (size_t)snprintf(f->tuned + len, sizeof f->tuned - len,
+                            "%scoded values in blocks of %d threads (%.4f ms", len ? "; " : "",
+                            in->coded_block, in->tune_ms[k]);
   else
-    snprintf(f->tuned + len, sizeof f->tuned - len,
-             "%splain values with %d warps per multiprocessor (%.4f ms against %.4f ms with %d)",
-             len ? "; " : "", in->full_occupancy ? 64 : 48, t0, t1,
-             in->full_occupancy ? 48 : 64);
+    len += (size_t)snprintf(f->tuned + len, sizeof f->tuned - len,
+                            "%splain values with %d warps per multiprocessor (%.4f ms",
+                            len ? "; " : "", in->tune_warps[k], in->tune_ms[k]);
+  for (int c = 0; c < in->tune_candidates && len < sizeof f->tuned; c++)
+    if (c != k)
+      len += (size_t)snprintf(f->tuned + len, sizeof f->tuned - len, ", %.4f ms with %d %s",
+                              in->tune_ms[c], in->dict_size ? (c ? 256 : 1024) : in->tune_warps[c],
+                              in->dict_size ? "threads per block" : "warps");
+  if (len < sizeof f->tuned) snprintf(f->tuned + len, sizeof f->tuned - len, ")");
 }
 
 /* The matrix under test: a hybrid matrix (synthetic, or a CI Hamiltonian built by cisolve). */
@@ -800,11 +805,13 @@ int main(int argc, char **argv) {
       }
       die_on(cis_hyb_cuda_set_coded_block(dd, in.coded_block));
     } else {
-      snprintf(name, sizeof name, "ours%s, %d warps per multiprocessor", tag,
-               in.full_occupancy ? 48 : 64);
-      cis_hyb_cuda_set_full_occupancy(dd, !in.full_occupancy);
-      single(name);
-      cis_hyb_cuda_set_full_occupancy(dd, in.full_occupancy);
+      for (int c = 0; c < in.tune_candidates; c++) {
+        if (c == in.tune_kept) continue;
+        snprintf(name, sizeof name, "ours%s, %d warps per multiprocessor", tag, in.tune_warps[c]);
+        die_on(cis_hyb_cuda_set_plain_launch(dd, c));
+        single(name);
+      }
+      die_on(cis_hyb_cuda_set_plain_launch(dd, in.plain_launch));
     }
     for (int k = 4; k <= 8; k += 4) {
       double t1 = median_ms(&t, a.reps, [&](int) { die_on(cis_hyb_cuda_apply(dd, k, dX, dY)); });

@@ -204,6 +204,31 @@ static void cuda_destroy(cis_backend *be) {
   cis_free(&be);
 }
 
+/* The launch kept at upload, and the others' times: "gpu kernel" (docs/gpu.md). */
+static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
+  char what[64], others[160] = "";
+  int k = in->tune_kept;
+  size_t len = 0;
+  if (in->tune_candidates == 0) return;
+  for (int c = 0; c < in->tune_candidates; c++) {
+    if (c == k) continue;
+    if (in->dict_size)
+      len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms in blocks of %d",
+                              len ? ", " : "", in->tune_ms[c], c ? 256 : 1024);
+    else
+      len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms with %d",
+                              len ? ", " : "", in->tune_ms[c], in->tune_warps[c]);
+    if (len >= sizeof others) break;
+  }
+  if (in->dict_size)
+    snprintf(what, sizeof what, "coded values in blocks of %d threads", in->coded_block);
+  else
+    snprintf(what, sizeof what, "plain values");
+  fprintf(out, "gpu kernel       %d lanes per row, %s, %d warps per multiprocessor: %.3f ms per "
+               "product; %s (timed at upload, %.3f s)\n",
+          in->subwarp, what, in->tune_warps[k], in->tune_ms[k], others, in->tune_seconds);
+}
+
 static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FILE *out) {
   char b1[32], b2[32], b3[32], b4[32];
   fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns); Expansion %s "
@@ -219,18 +244,7 @@ static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FI
           c->budget > 0 ? "--gpu-mem, within 95% of free memory" : "default: 95% of free memory",
           cis_format_bytes((double)in->min_bytes, b2, sizeof b2),
           cis_format_bytes((double)c->reserve, b4, sizeof b4));
-  if (in->dict_size)
-    fprintf(out, "gpu kernel       %d lanes per row, coded values in blocks of %d threads: "
-                 "%.3f ms per product against %.3f ms in blocks of %d (timed at upload, %.3f s)\n",
-            in->subwarp, in->coded_block, CIS_MIN(in->tune_ms[0], in->tune_ms[1]),
-            CIS_MAX(in->tune_ms[0], in->tune_ms[1]), in->coded_block == 256 ? 1024 : 256,
-            in->tune_seconds);
-  else
-    fprintf(out, "gpu kernel       %d lanes per row, %d warps per multiprocessor: %.3f ms per "
-                 "product against %.3f ms with %d (timed at upload, %.3f s)\n",
-            in->subwarp, in->full_occupancy ? 64 : 48, CIS_MIN(in->tune_ms[0], in->tune_ms[1]),
-            CIS_MAX(in->tune_ms[0], in->tune_ms[1]), in->full_occupancy ? 48 : 64,
-            in->tune_seconds);
+  report_launch(in, out);
   if (in->dict_size)
     fprintf(out, "gpu coded values %lld cached Expansion entries stored as a column and a 16-bit "
                  "code of one of %d repeated magnitudes (%d bytes instead of %d); dictionary "

@@ -1,4 +1,5 @@
 /* cisolve: upload of a hybrid matrix to a CUDA device, and the products (spmv/hyb_cuda.h). */
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -51,7 +52,8 @@ struct cis_hyb_cuda {
   int lane_order;     /* lanes the resident entries are ordered for (0: row order) */
   int csr_bits;       /* 16 or 32: resident Expansion columns */
   int coded_block;    /* threads per block of the kernel with a coded part */
-  int full_occupancy; /* plain single-vector kernel built for 64 warps per multiprocessor */
+  int plain_launch;   /* build of the plain single-vector kernel (hyb_kernels.cuh, OCC) */
+  int probe_warps;    /* nonzero: the next launch stores its warps per multiprocessor here */
   int group; /* vectors per pass of the multi-vector kernel */
   /* device ELL (even slice widths) */
   int64_t *slice_ptr;
@@ -759,8 +761,11 @@ cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads) {
   return CIS_OK;
 }
 
-void cis_hyb_cuda_set_full_occupancy(cis_hyb_cuda *d, int on) {
-  d->full_occupancy = d->info.full_occupancy = on != 0;
+cis_err cis_hyb_cuda_set_plain_launch(cis_hyb_cuda *d, int which) {
+  CIS_CHECK(which >= 0 && which < CIS_HYB_CUDA_PLAIN_LAUNCHES, CIS_ERR_USAGE,
+            "plain launch %d: expected 0..%d", which, CIS_HYB_CUDA_PLAIN_LAUNCHES - 1);
+  d->plain_launch = d->info.plain_launch = which;
+  return CIS_OK;
 }
 
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k) {
@@ -796,21 +801,29 @@ static cis_coded_view<CE> coded_view(const cis_hyb_cuda *d) {
   return v;
 }
 
-template <int W, int K, typename CI, typename CE, bool CODED, bool FULL>
+template <int W, int K, typename CI, typename CE, bool CODED, int OCC>
 static void launch_main_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   const int b = CODED ? d->coded_block : CIS_HYB_BLOCK;
-  cis_hyb_kernel<W, K, CI, CE, CODED, FULL><<<grid_for(d->n, W, b), b, 0, d->stream>>>(
+  if (d->probe_warps) {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, cis_hyb_kernel<W, K, CI, CE, CODED, OCC>, b, 0) != cudaSuccess)
+      blocks = 0;
+    d->probe_warps = blocks * b / 32;
+  }
+  cis_hyb_kernel<W, K, CI, CE, CODED, OCC><<<grid_for(d->n, W, b), b, 0, d->stream>>>(
       ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y,
       ldy);
 }
 
-/* The plain single-vector kernel in its two builds (d->full_occupancy). */
+/* The plain single-vector kernel in its three builds (d->plain_launch). */
 template <int W, int K, typename CI, typename CE, bool CODED>
 static void launch_main_o(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   if constexpr (K == 1 && !CODED) {
-    if (d->full_occupancy) return launch_main_t<W, K, CI, CE, CODED, true>(d, xt, Y, ldy);
+    if (d->plain_launch == 1) return launch_main_t<W, K, CI, CE, CODED, 1>(d, xt, Y, ldy);
+    if (d->plain_launch == 2) return launch_main_t<W, K, CI, CE, CODED, 2>(d, xt, Y, ldy);
   }
-  launch_main_t<W, K, CI, CE, CODED, false>(d, xt, Y, ldy);
+  launch_main_t<W, K, CI, CE, CODED, 0>(d, xt, Y, ldy);
 }
 
 /* The column widths: 16-bit Expansion columns only with 16-bit ELL ones (csr_bits). */
@@ -878,44 +891,56 @@ static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view<int32_t> *add, 
   CIS_ERROR(CIS_ERR_INTERNAL, "no kernel for %d vectors at once", k);
 }
 
-/* Candidate c (0 or 1) of the single-vector launch: plain values with 48 or 64 warps per
- * multiprocessor, coded values in blocks of 1024 or 256 threads. */
+/* Candidate c of the single-vector launch: plain values, the kernel's build c (OCC in
+ * hyb_kernels.cuh); coded values, blocks of 1024 (c = 0) or 256 threads. */
+static int ncandidates(const cis_hyb_cuda *d) { return d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES; }
+
 static void set_candidate(cis_hyb_cuda *d, int c) {
   if (d->ctable)
     d->coded_block = d->info.coded_block = c ? 256 : CIS_CODED_BLOCK;
   else
-    d->full_occupancy = d->info.full_occupancy = c;
+    d->plain_launch = d->info.plain_launch = c;
 }
 
-/* Each matrix has its own faster launch (docs/BENCHMARKS.md): on an H200, 64 warps take the
- * paper's matrix in 0.097 ms against 0.101 with 48, but H2O/6-31G FCI in 3.94 ms against
- * 3.74; coded blocks of 256 threads take H2O CISDT in 27.8 us against 30.2 with 1024, but FCI in
- * 3.03 ms against 2.75. So both candidates are timed on the resident part of this matrix (x of
- * zeros): each run once, then three times in turn, and the smaller minimum kept. Both compute
- * the same products bit for bit: the same rows on the same lanes, in the same order. */
+/* Each matrix has its own fastest launch (docs/BENCHMARKS.md). On an H200, 64 warps per
+ * multiprocessor take the paper's matrix in 0.097 ms against 0.101 with 48, but H2O/6-31G FCI
+ * in 3.94 ms against 3.74, and 40 warps (48 registers) took FCI in 3.59 ms. Coded blocks of 256
+ * threads take H2O CISDT in 27.8 us against 30.2 with 1024, but FCI in 3.03 ms against 2.75.
+ * So every candidate is timed on the resident part of this matrix (x of zeros): each run once,
+ * then three times in turn, and the smallest minimum kept. All compute the same products bit
+ * for bit: the same rows on the same lanes, in the same order. */
 static cis_err tune_launch(cis_hyb_cuda *d) {
   cis_err err = CIS_OK;
   cudaEvent_t ev[2] = {NULL, NULL};
-  double best[2] = {1e300, 1e300}, t0 = cis_wtime();
+  double best[CIS_HYB_CUDA_PLAIN_LAUNCHES], t0 = cis_wtime();
+  int nc = ncandidates(d), keep = 0;
   if (d->n == 0) return CIS_OK;
+  for (int c = 0; c < nc; c++) best[c] = HUGE_VAL;
   for (int i = 0; i < 2; i++) CIS_CUDA_TRY(cudaEventCreate(&ev[i]));
   CIS_CUDA_TRY(cudaMemsetAsync(d->xt, 0, (size_t)d->n * 2 * sizeof(double), d->stream));
   for (int rep = 0; rep < 4; rep++)
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < nc; c++) {
       float ms = 0.f;
       set_candidate(d, c);
+      d->probe_warps = rep == 0;
       CIS_CUDA_TRY(cudaEventRecord(ev[0], d->stream));
       CIS_TRY(launch(d, 1, NULL, d->xt, d->xt + d->n, d->n));
       CIS_CUDA_TRY(cudaEventRecord(ev[1], d->stream));
       CIS_CUDA_TRY(cudaEventSynchronize(ev[1]));
       CIS_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+      if (rep == 0) d->info.tune_warps[c] = d->probe_warps;
       if (rep > 0) best[c] = CIS_MIN(best[c], (double)ms);
     }
-  d->info.tune_ms[0] = best[0];
-  d->info.tune_ms[1] = best[1];
-  set_candidate(d, best[1] < best[0]);
+  for (int c = 0; c < nc; c++) {
+    d->info.tune_ms[c] = best[c];
+    if (best[c] < best[keep]) keep = c;
+  }
+  d->info.tune_candidates = nc;
+  d->info.tune_kept = keep;
+  set_candidate(d, keep);
   d->info.tune_seconds = cis_wtime() - t0;
 cleanup:
+  d->probe_warps = 0;
   for (int i = 0; i < 2; i++)
     if (ev[i]) cudaEventDestroy(ev[i]);
   return err;

@@ -43,6 +43,9 @@ extern "C" {
 
 typedef struct cis_hyb_cuda cis_hyb_cuda;
 
+/* Builds of the plain single-vector kernel timed at upload (cis_hyb_cuda_info.tune_ms). */
+#define CIS_HYB_CUDA_PLAIN_LAUNCHES 3
+
 enum {
   CIS_HYB_CUDA_PAPER = 1,    /* also keep 32-bit ELL columns for cis_hyb_cuda_apply_paper */
   CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit column indices even where 16 bits would do */
@@ -71,11 +74,13 @@ typedef struct {
   int subwarp;             /* lanes per row in our kernels */
   int lane_order;          /* lanes the resident entries were ordered for (0: row order) */
   int coded_block;         /* threads per block of the kernel with coded values */
-  int full_occupancy;      /* the plain single-vector kernel built for 64 warps per
-                              multiprocessor (32 registers) instead of 48 (40) */
-  double tune_ms[2];       /* the resident single-vector kernel timed at upload with each
-                              candidate launch, the faster kept: plain values with 48 and 64
-                              warps per multiprocessor; coded values in blocks of 1024 and 256 */
+  int plain_launch;        /* build of the plain single-vector kernel, 0..2 (docs/gpu.md) */
+  int tune_candidates;     /* launches timed at upload: 3 builds of the plain kernel (0: the
+                              compiler's registers, 1: 64 warps per multiprocessor, 2: one
+                              block's worth of registers), or coded blocks of 1024 and 256 */
+  int tune_kept;           /* the one kept: the fastest */
+  double tune_ms[CIS_HYB_CUDA_PLAIN_LAUNCHES]; /* the resident product's time with each */
+  int tune_warps[CIS_HYB_CUDA_PLAIN_LAUNCHES]; /* resident warps per multiprocessor of each */
   double tune_seconds;     /* host time of that choice */
   int64_t budget;          /* the budget applied (bytes), the default resolved */
   int64_t min_bytes;       /* cis_hyb_cuda_min_bytes: the smallest budget that works */
@@ -119,9 +124,9 @@ cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes);
 /* Override the threads per block (a multiple of 32, at most 1024) of the kernel with coded
  * values (benchmarks, tests). */
 cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads);
-/* Build of the plain single-vector kernel: 64 warps per multiprocessor (on) or 48 (off), in
- * place of the one timed faster at upload (benchmarks, tests). */
-void cis_hyb_cuda_set_full_occupancy(cis_hyb_cuda *d, int on);
+/* Build of the plain single-vector kernel (0..CIS_HYB_CUDA_PLAIN_LAUNCHES - 1, see
+ * tune_candidates) in place of the one timed fastest at upload (benchmarks, tests). */
+cis_err cis_hyb_cuda_set_plain_launch(cis_hyb_cuda *d, int which);
 /* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (default the maximum). */
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k);
 /* Time every product with events (cis_hyb_cuda_get_times). Each product then waits for its

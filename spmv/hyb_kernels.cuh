@@ -169,13 +169,14 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
  * part too. Blocks of any size up to the bound (a multiple of W). Each part's offsets are
  * loaded when it starts: loading all of them first saved a trip to memory per row but took 40
  * registers instead of 32 with coded values, halving the resident blocks of 1024 threads
- * (3.78 ms against 2.94 on H2O/6-31G FCI, docs/BENCHMARKS.md). FULL (plain values, k = 1):
- * compiled for 8 blocks of 256 threads per multiprocessor (32 registers, 64 warps) instead of 40
- * registers and 48 warps; which is faster depends on the matrix, and the upload times both
- * (cis_hyb_cuda_info.tune_ms). */
-template <int W, int K, typename CI, typename CE, bool CODED, bool FULL>
+ * (3.78 ms against 2.94 on H2O/6-31G FCI, docs/BENCHMARKS.md). OCC (plain values, k = 1)
+ * picks the register budget: 0 leaves it to ptxas (40 registers, 48 warps per multiprocessor
+ * on sm_90), 1 asks for 8 blocks of 256 threads per multiprocessor (32 registers, 64 warps), 2
+ * for one block (48 registers, 40 warps). Which is fastest depends on the matrix; the upload
+ * times them (cis_hyb_cuda_info.tune_ms). */
+template <int W, int K, typename CI, typename CE, bool CODED, int OCC>
 __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
-                                  FULL ? 2048 / CIS_HYB_BLOCK : 0)
+                                  OCC == 1 ? 2048 / CIS_HYB_BLOCK : (OCC == 2 ? 1 : 0))
     cis_hyb_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, cis_coded_view<CE> cm,
                    const double *__restrict__ xt, double *__restrict__ Y, int64_t ldy) {
   int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W;

@@ -225,18 +225,22 @@ static void check_ours(const test_case *tc, cis_hyb_cuda *d, const char *tag, co
   }
 }
 
-/* The two single-vector launches that the upload timed (plain values: 48 or 64 warps per
- * multiprocessor; coded: blocks of 1024 or 256 threads): it kept the faster, and both give the
- * reference product, bit for bit the same. */
+/* The single-vector launches that the upload timed (plain values: the kernel's three builds;
+ * coded: blocks of 1024 or 256 threads): it kept the fastest, and all give the reference
+ * product, bit for bit the same. */
 static void check_candidates(const test_case *tc, cis_hyb_cuda *d, const char *tag,
                              const double *dX, double *dY, const double *Yref, double *Y) {
   cis_hyb_cuda_info in;
   cis_hyb_cuda_get_info(d, &in);
-  int coded = in.dict_size > 0, kept = coded ? in.coded_block == 256 : in.full_occupancy;
-  int ok = tc->n == 0 || (in.tune_ms[0] > 0 && in.tune_ms[1] > 0 &&
-                          (in.tune_ms[1] < in.tune_ms[0]) == kept);
-  printf("%-4s %s: launches timed at upload%s: %.4f and %.4f ms, candidate %d kept\n",
-         ok ? "ok" : "FAIL", tc->label, tag, in.tune_ms[0], in.tune_ms[1], kept);
+  int coded = in.dict_size > 0, nc = coded ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+  int ok = tc->n == 0 || in.tune_candidates == nc;
+  for (int c = 0; tc->n && c < nc; c++)
+    ok = ok && in.tune_ms[c] > 0 && in.tune_warps[c] > 0 && in.tune_ms[in.tune_kept] <= in.tune_ms[c];
+  ok = ok && (coded ? in.coded_block == (in.tune_kept ? 256 : 1024) : in.plain_launch == in.tune_kept);
+  printf("%-4s %s: launches timed at upload%s: %.4f, %.4f, %.4f ms (%d, %d, %d warps), "
+         "candidate %d kept\n", ok ? "ok" : "FAIL", tc->label, tag, in.tune_ms[0],
+         in.tune_ms[1], in.tune_ms[2], in.tune_warps[0], in.tune_warps[1], in.tune_warps[2],
+         in.tune_kept);
   if (!ok) g_fail++;
   double *first = (double *)malloc((size_t)(tc->n ? tc->n : 1) * sizeof(double));
   if (!first) {
@@ -244,29 +248,29 @@ static void check_candidates(const test_case *tc, cis_hyb_cuda *d, const char *t
     exit(1);
   }
   char kernel[96];
-  for (int c = 0; c < 2; c++) {
+  for (int c = 0; c < nc; c++) {
     if (coded) {
       if (cis_hyb_cuda_set_coded_block(d, c ? 256 : 1024) != CIS_OK) return fail_err(tc->label);
       snprintf(kernel, sizeof kernel, "ours%s, blocks of %d threads", tag, c ? 256 : 1024);
     } else {
-      cis_hyb_cuda_set_full_occupancy(d, c);
-      snprintf(kernel, sizeof kernel, "ours%s, %d warps per multiprocessor", tag, c ? 64 : 48);
+      if (cis_hyb_cuda_set_plain_launch(d, c) != CIS_OK) return fail_err(tc->label);
+      snprintf(kernel, sizeof kernel, "ours%s, plain launch %d", tag, c);
     }
     check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref, Y);
     if (c == 0) {
       memcpy(first, Y, (size_t)tc->n * sizeof(double));
     } else {
       ok = memcmp(first, Y, (size_t)tc->n * sizeof(double)) == 0;
-      printf("%-4s %s: the two launches%s give the same product bit for bit\n",
-             ok ? "ok" : "FAIL", tc->label, tag);
+      printf("%-4s %s: launch %d%s gives launch 0's product bit for bit\n", ok ? "ok" : "FAIL",
+             tc->label, c, tag);
       if (!ok) g_fail++;
     }
   }
   free(first);
   if (coded) {
     if (cis_hyb_cuda_set_coded_block(d, in.coded_block) != CIS_OK) fail_err(tc->label);
-  } else {
-    cis_hyb_cuda_set_full_occupancy(d, in.full_occupancy);
+  } else if (cis_hyb_cuda_set_plain_launch(d, in.plain_launch) != CIS_OK) {
+    fail_err(tc->label);
   }
 }
 
