@@ -661,7 +661,7 @@ static void write_md(const bench_args *a, const char *title, int argc, char **ar
                  "entries; ours with coded values %.1f MB.\n\n",
             f->dict_size, (long long)f->coded_nnz, (long long)(f->nnz - f->nnz_ref),
             f->coded_bytes / 1e6);
-  fprintf(out, "Our single-vector launch, as chosen at upload (the faster of two timed on the "
+  fprintf(out, "Our single-vector launch, as chosen at upload (the fastest of those timed on the "
                "matrix, L2 not flushed): %s.\n\n", f->tuned);
   print_table(out, rows, copy_gbs, best_sp);
   fprintf(out, "\n");
