@@ -245,6 +245,13 @@ static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FI
           cis_format_bytes((double)in->min_bytes, b2, sizeof b2),
           cis_format_bytes((double)c->reserve, b4, sizeof b4));
   report_launch(in, out);
+  fprintf(out, "gpu upload       %.3f s: Reference ELL %.3f, dictionary and counts %.3f, "
+               "Expansion rows %.3f (split into staging %.3f, waiting for copies %.3f), launch "
+               "timing %.3f, rest %.3f\n",
+          in->upload_seconds, in->ell_seconds, in->dict_seconds, in->csr_seconds,
+          in->csr_split_seconds, in->csr_wait_seconds, in->tune_seconds,
+          in->upload_seconds - in->ell_seconds - in->dict_seconds - in->csr_seconds -
+              in->tune_seconds);
   if (in->dict_size)
     fprintf(out, "gpu coded values %lld cached Expansion entries stored as a column and a 16-bit "
                  "code of one of %d repeated magnitudes (%d bytes instead of %d); dictionary "

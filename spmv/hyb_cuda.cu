@@ -440,11 +440,15 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     char *xcol = st + cap * 8, *ccol = st + cap * 12;
     uint16_t *ccode = (uint16_t *)(st + cap * 16);
     int bad = 0;
+    double tw = cis_wtime();
     CIS_CUDA_TRY(cudaEventSynchronize(copied[slot]));
+    double te = cis_wtime();
+    d->info.csr_wait_seconds += te - tw;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
     for (int64_t t = 0; t < ntask; t++)
       bad |= encode_rows(d, &h->blocks[task[t][0]], task[t][1], task[t][2], rp, crp, x0, c0,
                          to + (int64_t)omp_get_thread_num() * longest, xval, xcol, ccol, ccode);
+    d->info.csr_split_seconds += cis_wtime() - te;
     if (bad)
       CIS_FAIL(CIS_ERR_INTERNAL,
                "upload: Expansion blocks from row %lld changed since they were counted",
@@ -463,7 +467,11 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     CIS_CUDA_TRY(cudaEventRecord(copied[slot], cs));
     slot ^= 1;
   }
-  CIS_CUDA_TRY(cudaStreamSynchronize(d->copy_stream));
+  {
+    double tw = cis_wtime();
+    CIS_CUDA_TRY(cudaStreamSynchronize(d->copy_stream));
+    d->info.csr_wait_seconds += cis_wtime() - tw;
+  }
 cleanup:
   /* no copy may still read the staging when it is freed (after an error too) */
   if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
@@ -652,15 +660,17 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->lane_order = d->info.lane_order = (flags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
   d->group = CIS_HYB_CUDA_MAX_K;
   CIS_CALL(slots_create(d));
+  double t0 = cis_wtime();
   CIS_CALL(ell_create(d, &h->ell, flags));
-  {
-    double t0 = cis_wtime();
-    CIS_TRY(dict_setup(d, flags));
-    d->info.dict_seconds = cis_wtime() - t0;
-  }
+  d->info.ell_seconds = cis_wtime() - t0;
+  t0 = cis_wtime();
+  CIS_TRY(dict_setup(d, flags));
+  d->info.dict_seconds = cis_wtime() - t0;
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(choose_resident(d, avail, flags, resident));
+  t0 = cis_wtime();
   CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
+  d->info.csr_seconds = cis_wtime() - t0;
   CIS_TRY(dev_alloc(&d->xt, (size_t)h->n * CIS_HYB_CUDA_MAX_K * 8, "multi-vector workspace"));
   d->info.work_bytes = h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
   if (d->nstream > 0 && !h->regen && h->ncached < h->nblocks)
@@ -682,11 +692,13 @@ cis_err cis_hyb_cuda_create2(const cis_hyb *h, int64_t budget, int64_t reserve, 
   cis_err err = CIS_OK;
   cis_hyb_cuda *d = NULL;
   *out = NULL;
+  double t0 = cis_wtime();
   CIS_CALL(cis_calloc(&d, 1, sizeof *d, "device matrix"));
   d->h = h;
   d->stream = stream;
   CIS_TRY(hyb_cuda_fill(d, h, budget, reserve, flags));
   CIS_TRY(tune_launch(d));
+  d->info.upload_seconds = cis_wtime() - t0;
   *out = d;
 cleanup:
   if (err != CIS_OK) cis_hyb_cuda_destroy(&d);

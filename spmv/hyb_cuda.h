@@ -66,6 +66,10 @@ typedef struct {
   int dict_size;           /* magnitudes in the value dictionary (0: none) */
   double dict_cover;       /* share of the sampled entries it codes (spmv/valdict.h) */
   double dict_seconds;     /* host time to choose it and count the coded entries */
+  /* Host wall time of the upload (cis_hyb_cuda_create2) and of its parts: the ELL block; the
+   * resident Expansion CSR, of which splitting the rows into staging (on OpenMP threads) and
+   * waiting for the copies of earlier groups; dict_seconds and tune_seconds are parts too. */
+  double upload_seconds, ell_seconds, csr_seconds, csr_split_seconds, csr_wait_seconds;
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
