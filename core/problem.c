@@ -1,5 +1,6 @@
 #include "core/problem.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -10,6 +11,38 @@ void cis_csr_free(cis_csr *m) {
   cis_free(&m->col);
   cis_free(&m->val);
   m->n = m->nnz = 0;
+}
+
+static int by_col(const void *a, const void *b) {
+  int32_t x = ((const cis_csr_entry *)a)->col, y = ((const cis_csr_entry *)b)->col;
+  return (x > y) - (x < y);
+}
+
+cis_err cis_csr_sort_row(int32_t *col, double *val, int64_t len, cis_csr_entry **tmp,
+                         int64_t *cap) {
+  int sorted = 1;
+  for (int64_t t = 1; t < len && sorted; t++) sorted = col[t - 1] <= col[t];
+  if (sorted) return CIS_OK;
+  if (len > *cap) {
+    CIS_CALL(cis_realloc(tmp, (size_t)len, sizeof **tmp, "row sort"));
+    *cap = len;
+  }
+  cis_csr_entry *e = *tmp;
+  for (int64_t t = 0; t < len; t++) e[t] = (cis_csr_entry){col[t], val[t]};
+  qsort(e, (size_t)len, sizeof *e, by_col);
+  for (int64_t t = 0; t < len; t++) col[t] = e[t].col, val[t] = e[t].val;
+  return CIS_OK;
+}
+
+cis_err cis_csr_sort_rows(cis_csr *m) {
+  cis_csr_entry *tmp = NULL;
+  int64_t cap = 0;
+  cis_err err = CIS_OK;
+  for (int64_t i = 0; i < m->n && err == CIS_OK; i++)
+    err = cis_csr_sort_row(m->col + m->rowptr[i], m->val + m->rowptr[i],
+                           m->rowptr[i + 1] - m->rowptr[i], &tmp, &cap);
+  cis_free(&tmp);
+  return err;
 }
 
 void cis_problem_free(cis_problem *p) {

@@ -94,4 +94,17 @@ typedef struct {
 void cis_problem_free(cis_problem *p);
 void cis_csr_free(cis_csr *m);
 
+/* One entry of a row, for sorting. */
+typedef struct {
+  int32_t col;
+  double val;
+} cis_csr_entry;
+/* Sort the len entries of one row (or part of a row) by column, columns and values together;
+ * a sorted row is left as it is. *tmp / *cap: scratch grown as needed (start NULL / 0, free
+ * with cis_free). */
+cis_err cis_csr_sort_row(int32_t *col, double *val, int64_t len, cis_csr_entry **tmp,
+                         int64_t *cap);
+/* Every row of m sorted by column. */
+cis_err cis_csr_sort_rows(cis_csr *m);
+
 #endif

@@ -456,46 +456,6 @@ cleanup:
   return err;
 }
 
-typedef struct {
-  int32_t col;
-  double val;
-} row_entry;
-
-static int by_col(const void *a, const void *b) {
-  int32_t x = ((const row_entry *)a)->col, y = ((const row_entry *)b)->col;
-  return (x > y) - (x < y);
-}
-
-/* Sort one row (or one part of a row) by column; tmp/cap: scratch grown as needed. Rows are
- * stored in generation order (the product needs no more), and a permuted matrix's rows are
- * no longer sorted, so export and permutation sort them. */
-static cis_err sort_row(int32_t *col, double *val, int64_t len, row_entry **tmp, int64_t *cap) {
-  int sorted = 1;
-  for (int64_t t = 1; t < len && sorted; t++) sorted = col[t - 1] <= col[t];
-  if (sorted) return CIS_OK;
-  if (len > *cap) {
-    CIS_CALL(cis_realloc(tmp, (size_t)len, sizeof **tmp, "row sort"));
-    *cap = len;
-  }
-  row_entry *e = *tmp;
-  for (int64_t t = 0; t < len; t++) e[t] = (row_entry){col[t], val[t]};
-  qsort(e, (size_t)len, sizeof *e, by_col);
-  for (int64_t t = 0; t < len; t++) col[t] = e[t].col, val[t] = e[t].val;
-  return CIS_OK;
-}
-
-/* Rows of a permuted matrix are no longer sorted by column. */
-static cis_err sort_rows(cis_csr *p) {
-  row_entry *tmp = NULL;
-  int64_t cap = 0;
-  cis_err err = CIS_OK;
-  for (int64_t i = 0; i < p->n && err == CIS_OK; i++)
-    err = sort_row(p->col + p->rowptr[i], p->val + p->rowptr[i], p->rowptr[i + 1] - p->rowptr[i],
-                   &tmp, &cap);
-  cis_free(&tmp);
-  return err;
-}
-
 /* Bytes the fully cached Expansion blocks will take; NOMEM naming the least budget. */
 static cis_err check_csr_budget(const cis_csr *p, int64_t nref, int64_t br, int64_t budget) {
   int64_t need = 0;
@@ -521,7 +481,7 @@ static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opt
   CIS_TRY(cis_malloc(&h->perm, (size_t)n, sizeof(int64_t), "permutation"));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)n, sizeof(double), "diagonal"));
   CIS_TRY(permute_csr(m, h->perm, h->hdiag, &p));
-  CIS_TRY(sort_rows(&p));
+  CIS_TRY(cis_csr_sort_rows(&p)); /* permuted rows are no longer sorted by column */
   int64_t want = opts && opts->ref_size > 0 ? opts->ref_size : CIS_REF_AUTO_MAX;
   h->nref = CIS_MIN(want, n);
   int64_t nnz_exp = 0;
@@ -584,7 +544,7 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
   const cis_hyb *hy = &h->hyb;
   const cis_ell *e = &hy->ell;
   cis_csr_block scratch = {0};
-  row_entry *tmp = NULL;
+  cis_csr_entry *tmp = NULL;
   int64_t cap = 0, tcap = 0;
   memset(out, 0, sizeof *out);
   out->n = h->n;
@@ -603,11 +563,13 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
       /* Reference columns all precede Expansion columns: sorting each part sorts the row. */
       CIS_TRY(append_row(out, &cap, e->col + q0, e->val + q0, e->row_len[r]));
       int64_t len = e->row_len[r];
-      CIS_TRY(sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp, &tcap));
+      CIS_TRY(cis_csr_sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp,
+                               &tcap));
       int64_t p0 = blk->rowptr[l], p1 = blk->rowptr[l + 1];
       CIS_TRY(append_row(out, &cap, blk->col + p0, blk->val + p0, p1 - p0));
       len = p1 - p0;
-      CIS_TRY(sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp, &tcap));
+      CIS_TRY(cis_csr_sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp,
+                               &tcap));
       out->rowptr[r + 1] = out->nnz;
     }
   }

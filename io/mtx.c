@@ -18,39 +18,15 @@
 #include "io/input.h"
 #include "io/io_private.h"
 
-typedef struct {
-  int32_t c;
-  double v;
-} entry;
-
-static int entry_cmp(const void *a, const void *b) {
-  int32_t x = ((const entry *)a)->c, y = ((const entry *)b)->c;
-  return (x > y) - (x < y);
-}
-
 /* Sort each row by column and refuse duplicates. */
 static cis_err sort_rows(cis_csr *m, const char *path, const char *what) {
-  cis_err err = CIS_OK;
-  entry *buf = NULL;
-  int64_t maxlen = 0;
-  for (int64_t i = 0; i < m->n; i++) maxlen = CIS_MAX(maxlen, m->rowptr[i + 1] - m->rowptr[i]);
-  CIS_TRY(cis_malloc(&buf, (size_t)maxlen, sizeof *buf, "row sort buffer"));
-  for (int64_t i = 0; i < m->n; i++) {
-    int64_t a = m->rowptr[i], len = m->rowptr[i + 1] - a;
-    for (int64_t k = 0; k < len; k++) buf[k] = (entry){m->col[a + k], m->val[a + k]};
-    qsort(buf, (size_t)len, sizeof *buf, entry_cmp);
-    for (int64_t k = 0; k < len; k++) {
-      if (k > 0 && buf[k].c == buf[k - 1].c)
-        CIS_FAIL(CIS_ERR_INPUT, "%s: %s has two entries at row %lld, column %lld (0-based; "
-                 "a stored triangle counts for both)", path, what, (long long)i,
-                 (long long)buf[k].c);
-      m->col[a + k] = buf[k].c;
-      m->val[a + k] = buf[k].v;
-    }
-  }
-cleanup:
-  cis_free(&buf);
-  return err;
+  CIS_CALL(cis_csr_sort_rows(m));
+  for (int64_t i = 0; i < m->n; i++)
+    for (int64_t k = m->rowptr[i] + 1; k < m->rowptr[i + 1]; k++)
+      CIS_CHECK(m->col[k] != m->col[k - 1], CIS_ERR_INPUT,
+                "%s: %s has two entries at row %lld, column %lld (0-based; a stored triangle "
+                "counts for both)", path, what, (long long)i, (long long)m->col[k]);
+  return CIS_OK;
 }
 
 static cis_err fill_csr(const cis_io_coo *t, int mirror, cis_csr *m) {
