@@ -20,7 +20,7 @@ cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, const ci
   CIS_CALL(cis_check_roots(be, h->hdiag, h->nref, h->hpp, eo, CIS_DEGEN_TOL, res, &rc));
   an->check_roots = 1;
   an->missed = rc.missed;
-  an->check_converged = rc.converged;
+  an->check_conclusive = rc.conclusive;
   an->check_iterations = rc.iterations;
   an->check_lowest = rc.lowest + h->ecore;
   an->check_threshold = rc.threshold;

@@ -139,7 +139,7 @@ static cis_err results_analysis(hid_t g, const char *path, const cis_output *o,
   }
   if (a->check_roots) {
     CIS_CALL(cis_h5_attr_int(g, path, "check_roots_missed", a->missed));
-    CIS_CALL(cis_h5_attr_int(g, path, "check_roots_conclusive", a->check_converged));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_roots_conclusive", a->check_conclusive));
     CIS_CALL(cis_h5_attr_double(g, path, "check_roots_lowest", a->check_lowest));
     CIS_CALL(cis_h5_attr_double(g, path, "check_roots_threshold", a->check_threshold));
   }

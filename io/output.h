@@ -19,7 +19,7 @@ typedef struct {
   const double *noons;     /* nroots x norb, descending */
   int check_roots;         /* --check-roots ran */
   int missed;              /* lower states it found (and included) */
-  int check_converged;     /* its answer holds: it converged or found a lower state */
+  int check_conclusive;    /* its answer holds: it found a lower state or converged */
   int check_iterations;    /* its iterations (2 products each) */
   double check_lowest;     /* lowest energy it found outside the roots (total, Eh) */
   double check_threshold;  /* Eh */

@@ -151,7 +151,7 @@ static void print_analysis(const cis_report *r, const cis_eig_result *res) {
       printf("root check       MISSED ROOT: %d lower state%s found (lowest %.12f Eh, below root "
              "%d by more than %.0e Eh); included and re-converged\n",
              an->missed, an->missed > 1 ? "s" : "", an->check_lowest, K - 1, an->check_threshold);
-    else if (an->check_converged)
+    else if (an->check_conclusive)
       printf("root check       no missed root: the lowest state outside the %d roots found is "
              "%.12f Eh (threshold %.0e Eh)\n", K, an->check_lowest, an->check_threshold);
     else

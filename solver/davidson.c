@@ -580,7 +580,7 @@ cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const
   out->lowest = HUGE_VAL;
   int nc = (int)CIS_MIN((int64_t)2, n - K);
   if (nc <= 0) { /* the K roots span the whole space */
-    out->converged = 1;
+    out->conclusive = 1;
     return CIS_OK;
   }
   /* A loose search, which has to converge only when it proves nothing. Its preconditioner is
@@ -608,7 +608,7 @@ cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const
   CIS_TRY(err);
   out->lowest = cr.evals[0];
   out->iterations = cr.iterations;
-  out->converged = cc.proved || cc.settled || cr.converged[0];
+  out->conclusive = cc.proved || cc.settled || cr.converged[0];
   for (int j = 0; j < nc; j++) out->missed += cr.evals[j] < cc.below;
   out->matvecs = be->n_matvec - nm0;
   if (!out->missed) goto cleanup;

@@ -92,7 +92,7 @@ cis_err cis_lanczos_solve(cis_backend *be, const double *diag, int64_t nref, con
 /* The outcome of cis_check_roots. */
 typedef struct {
   int missed;       /* states found below the highest root by more than the threshold */
-  int converged;    /* the search converged (or proved a missed state): the answer holds */
+  int conclusive;   /* the search proved a missed state or converged: the answer holds */
   int iterations;   /* of the search */
   double lowest;    /* lowest Ritz value found outside the K roots (without ecore) */
   double threshold; /* Eh */
@@ -102,11 +102,11 @@ typedef struct {
 /* Iterations of the search for missed states, at most (2 products each). */
 #define CIS_CHECK_ROOTS_MAX_ITER 200
 
-/* After convergence: deflated block Davidson (2 vectors) from random vectors orthogonal to the
- * K roots in res, until a Ritz value falls below the K-th root by more than `threshold`, which
- * proves a missed state (a Rayleigh quotient outside span(X) is below E_K), or until it
- * converges (residual 1e-4), which shows none, or CIS_CHECK_ROOTS_MAX_ITER iterations, which
- * shows nothing (converged 0). When a missed state is found, res is replaced by the K lowest
+/* After convergence: deflated block Davidson (2 vectors, the preconditioner built at E_K) from
+ * random vectors orthogonal to the K roots in res, until a Ritz value falls below the K-th root
+ * by more than `threshold`, which proves a missed state (a Rayleigh quotient outside span(X) is
+ * below E_K), or until its lowest Ritz pair converges (residual 1e-4) above it, which shows
+ * none, or CIS_CHECK_ROOTS_MAX_ITER iterations, which show nothing (conclusive 0). When a missed state is found, res is replaced by the K lowest
  * Ritz pairs of span(X, missed) and re-converged with Davidson from them (res->matvecs then
  * counts the re-run too). */
 cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
