@@ -771,20 +771,29 @@ int main(int argc, char **argv) {
   die_on(cis_hyb_cuda_apply_paper(d, dx[0], dy[0]));
   add("paper, Algorithm 7", "hybrid, 32-bit ELL", paper_b, 1, ms,
       device_rel_err(dy[0], yref.data(), n));
+  /* The format column of one of our uploads. */
+  auto ours_format = [](const cis_hyb_cuda_info &in, char *fmt, size_t cap) {
+    snprintf(fmt, cap, "hybrid, %d-bit ELL%s%s", in.index_bits,
+             in.csr_bits == 16 ? ", 16-bit CSR" : "", in.dict_size ? ", coded values" : "");
+  };
+  /* One row: our single-vector product on an upload as it is set now. */
+  auto time_single = [&](cis_hyb_cuda *dd, const cis_hyb_cuda_info &in, const char *nm) {
+    char fmt[64];
+    ours_format(in, fmt, sizeof fmt);
+    double t1 = median_ms(&t, a.reps, [&](int r) {
+      die_on(cis_hyb_cuda_apply(dd, 1, dx[r % NROT], dy[r % NROT]));
+    });
+    die_on(cis_hyb_cuda_apply(dd, 1, dx[0], dy[0]));
+    add(nm, fmt, (double)(in.ell_bytes + in.csr_bytes) + xy, 1, t1,
+        device_rel_err(dy[0], yref.data(), n));
+  };
   /* Our kernels on one upload: the single-vector product at every sub-warp width, the
    * multi-vector kernel at k = 4 and 8. `tag` follows "ours" in the rows' names. */
   auto time_ours_all = [&](cis_hyb_cuda *dd, const cis_hyb_cuda_info &in, const char *tag) {
     char fmt[64], name[96];
-    snprintf(fmt, sizeof fmt, "hybrid, %d-bit ELL%s%s", in.index_bits,
-             in.csr_bits == 16 ? ", 16-bit CSR" : "", in.dict_size ? ", coded values" : "");
+    ours_format(in, fmt, sizeof fmt);
     double bytes = (double)(in.ell_bytes + in.csr_bytes);
-    auto single = [&](const char *nm) {
-      double t1 = median_ms(&t, a.reps, [&](int r) {
-        die_on(cis_hyb_cuda_apply(dd, 1, dx[r % NROT], dy[r % NROT]));
-      });
-      die_on(cis_hyb_cuda_apply(dd, 1, dx[0], dy[0]));
-      add(nm, fmt, bytes + xy, 1, t1, device_rel_err(dy[0], yref.data(), n));
-    };
+    auto single = [&](const char *nm) { time_single(dd, in, nm); };
     snprintf(name, sizeof name, "ours%s", tag);
     single(name);
     /* the other sub-warp widths, for the record of the choice made at upload */
@@ -834,18 +843,11 @@ int main(int argc, char **argv) {
   auto time_row_order = [&](int flags, const char *tag) {
     cis_hyb_cuda *dr = NULL;
     cis_hyb_cuda_info ir;
-    char fmt[64], name[96];
+    char name[96];
     die_on(cis_hyb_cuda_create(&h, 0, flags | CIS_HYB_CUDA_ROW_ORDER, t.s, &dr));
     cis_hyb_cuda_get_info(dr, &ir);
-    snprintf(fmt, sizeof fmt, "hybrid, %d-bit ELL%s%s", ir.index_bits,
-             ir.csr_bits == 16 ? ", 16-bit CSR" : "", ir.dict_size ? ", coded values" : "");
     snprintf(name, sizeof name, "ours%s, entries in row order", tag);
-    ms = median_ms(&t, a.reps, [&](int r) {
-      die_on(cis_hyb_cuda_apply(dr, 1, dx[r % NROT], dy[r % NROT]));
-    });
-    die_on(cis_hyb_cuda_apply(dr, 1, dx[0], dy[0]));
-    add(name, fmt, (double)(ir.ell_bytes + ir.csr_bytes) + xy, 1, ms,
-        device_rel_err(dy[0], yref.data(), n));
+    time_single(dr, ir, name);
     cis_hyb_cuda_destroy(&dr);
   };
   /* The upload with coded values where they repeat (a CI matrix), whatever the matrix's size;
