@@ -249,13 +249,16 @@ static void check_candidates(const test_case *tc, cis_hyb_cuda *d, const char *t
   }
   char kernel[96];
   for (int c = 0; c < nc; c++) {
-    if (coded) {
-      if (cis_hyb_cuda_set_coded_block(d, c ? 256 : 1024) != CIS_OK) return fail_err(tc->label);
-      snprintf(kernel, sizeof kernel, "ours%s, blocks of %d threads", tag, c ? 256 : 1024);
-    } else {
-      if (cis_hyb_cuda_set_plain_launch(d, c) != CIS_OK) return fail_err(tc->label);
-      snprintf(kernel, sizeof kernel, "ours%s, plain launch %d", tag, c);
+    cis_err set = coded ? cis_hyb_cuda_set_coded_block(d, c ? 256 : 1024)
+                        : cis_hyb_cuda_set_plain_launch(d, c);
+    if (set != CIS_OK) {
+      fail_err(tc->label);
+      break;
     }
+    if (coded)
+      snprintf(kernel, sizeof kernel, "ours%s, blocks of %d threads", tag, c ? 256 : 1024);
+    else
+      snprintf(kernel, sizeof kernel, "ours%s, plain launch %d", tag, c);
     check_product(tc->label, kernel, cis_hyb_cuda_apply, d, tc->n, 1, dX, dY, Yref, Y);
     if (c == 0) {
       memcpy(first, Y, (size_t)tc->n * sizeof(double));
