@@ -17,7 +17,9 @@
  * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
  * (a CI matrix), "coded values" (spmv/valdict.h; forced with CIS_HYB_CUDA_CODED, while cisolve
  * codes only matrices larger than twice the L2 cache). Each upload is timed once more with every
- * row's entries in the row's own order instead of lane order (CIS_HYB_CUDA_ROW_ORDER).
+ * row's entries in the row's own order instead of lane order (CIS_HYB_CUDA_ROW_ORDER), and the
+ * plain one with the Reference region's other layout: in column tiles (CIS_HYB_CUDA_TILED)
+ * where cisolve keeps one sliced ELL block, and the reverse (CIS_HYB_CUDA_UNTILED).
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed (a memset twice its size) and with x and y rotated among 4 buffers.
@@ -231,14 +233,20 @@ typedef struct {
   double coded_bytes;    /* ours with coded values (0: the values do not repeat) */
   int64_t coded_nnz;
   int dict_size;
-  char tuned[320]; /* the launches chosen at upload (cis_hyb_cuda_info.tune_ms) */
+  char tuned[640]; /* the launches chosen at upload (cis_hyb_cuda_info.tune_ms) */
 } formats;
 
 /* Append to f->tuned the launch an upload chose and the times of the others. */
 static void note_tuned(formats *f, const cis_hyb_cuda_info *in) {
   size_t len = strlen(f->tuned);
   int k = in->tune_kept;
-  if (in->dict_size)
+  if (in->tile_cols)
+    len += (size_t)snprintf(f->tuned + len, sizeof f->tuned - len,
+                            "%s%s values, Reference region in tiles of %d columns, %d warps per "
+                            "multiprocessor (%.4f ms", len ? "; " : "",
+                            in->dict_size ? "coded" : "plain", in->tile_cols, in->tune_warps[k],
+                            in->tune_ms[k]);
+  else if (in->dict_size)
     len += (size_t)snprintf(f->tuned + len, sizeof f->tuned - len,
                             "%scoded values in blocks of %d threads (%.4f ms", len ? "; " : "",
                             in->coded_block, in->tune_ms[k]);
@@ -625,9 +633,15 @@ static void format_sizes(const dev_csr *m, const cis_hyb *h, const cis_hyb_cuda_
   f->csr_bytes = (double)m->nnz * (m->col64 ? 16 : 12) + (double)(m->n + 1) * (m->rp64 ? 8 : 4);
   f->ell_bytes = (double)m->n * (double)f->max_row * 12;
   f->ours_bytes = (double)(info->ell_bytes + info->csr_bytes);
-  /* the paper's format: the same ELL entries and CSR, with 32-bit columns */
+  /* the paper's format: the same ELL entries (slice widths rounded up to even, and 2 of padding)
+   * and CSR, with 32-bit columns */
   double meta = (double)(h->ell.nslices + 1) * 8 + (double)h->ell.nslices * 4 + (double)m->n * 4;
-  double ell_entries = ((double)info->ell_bytes - meta) / (8.0 + info->index_bits / 8);
+  double ell_entries = 2;
+  for (int64_t s = 0; s < h->ell.nslices; s++) {
+    int64_t w = h->ell.slice_width[s];
+    ell_entries += (double)std::min((int64_t)h->ell.slice, h->ell.nrows - s * h->ell.slice) *
+                   (double)(w + (w & 1));
+  }
   f->paper_bytes = ell_entries * 12 + meta + (double)info->csr_bytes +
                    (double)(h->nnz_exp + 2) * (4 - info->csr_bits / 8);
 }
@@ -773,7 +787,9 @@ int main(int argc, char **argv) {
       device_rel_err(dy[0], yref.data(), n));
   /* The format column of one of our uploads. */
   auto ours_format = [](const cis_hyb_cuda_info &in, char *fmt, size_t cap) {
-    snprintf(fmt, cap, "hybrid, %d-bit ELL%s%s", in.index_bits,
+    char tiles[40] = "";
+    if (in.tile_cols) snprintf(tiles, sizeof tiles, " in tiles of %d", in.tile_cols);
+    snprintf(fmt, cap, "hybrid, %d-bit ELL%s%s%s", in.index_bits, tiles,
              in.csr_bits == 16 ? ", 16-bit CSR" : "", in.dict_size ? ", coded values" : "");
   };
   /* One row: our single-vector product on an upload as it is set now. */
@@ -874,6 +890,23 @@ int main(int argc, char **argv) {
   }
   time_ours_all(d, info, f.dict_size ? ", plain values" : "");
   time_row_order(CIS_HYB_CUDA_PLAIN, f.dict_size ? ", plain values" : "");
+  {
+    /* the Reference region's other layout: in column tiles when the upload kept one sliced
+     * ELL block, and the reverse (docs/gpu.md) */
+    cis_hyb_cuda *dt = NULL;
+    cis_hyb_cuda_info it;
+    int tiled = info.tile_cols == 0;
+    if (h.ell.boundary > 0) {
+      die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_PLAIN | (tiled ? CIS_HYB_CUDA_TILED
+                                                                    : CIS_HYB_CUDA_UNTILED),
+                                 t.s, &dt));
+      cis_hyb_cuda_get_info(dt, &it);
+      note_tuned(&f, &it);
+      time_ours_all(dt, it, tiled ? ", Reference region in column tiles"
+                                  : ", Reference region as one ELL block");
+      cis_hyb_cuda_destroy(&dt);
+    }
+  }
   if (bm.one.n) {
     /* the same matrix as one CSR with 16-bit columns: our kernel with no ELL part */
     cis_hyb_cuda *d1 = NULL;

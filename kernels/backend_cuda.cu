@@ -220,7 +220,10 @@ static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
                               len ? ", " : "", in->tune_ms[c], in->tune_warps[c]);
     if (len >= sizeof others) break;
   }
-  if (in->dict_size)
+  if (in->tile_cols)
+    snprintf(what, sizeof what, "%s, Reference region in tiles of %d columns",
+             in->dict_size ? "coded values" : "plain values", in->tile_cols);
+  else if (in->dict_size)
     snprintf(what, sizeof what, "coded values in blocks of %d threads", in->coded_block);
   else
     snprintf(what, sizeof what, "plain values");
@@ -231,10 +234,12 @@ static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
 
 static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FILE *out) {
   char b1[32], b2[32], b3[32], b4[32];
-  fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns); Expansion %s "
+  char tiles[48] = "";
+  if (in->tile_cols) snprintf(tiles, sizeof tiles, ", in tiles of %d", in->tile_cols);
+  fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns%s); Expansion %s "
                "cached on the GPU (%d-bit columns, %lld of %lld blocks), %s streamed per product "
                "(%lld blocks in %lld batches)\n",
-          cis_format_bytes((double)in->ell_bytes, b1, sizeof b1), in->index_bits,
+          cis_format_bytes((double)in->ell_bytes, b1, sizeof b1), in->index_bits, tiles,
           cis_format_bytes((double)in->csr_bytes, b2, sizeof b2), in->csr_bits,
           (long long)in->resident_blocks, (long long)(in->resident_blocks + in->streamed_blocks),
           cis_format_bytes((double)in->streamed_bytes, b3, sizeof b3),

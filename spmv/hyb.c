@@ -211,12 +211,18 @@ cleanup:
 
 /* ---- the CPU product ---------------------------------------------------------------------- */
 
+/* Row r's ELL entries: its columns and values, row_len[r] of them. */
+static void ell_entries_of(const cis_ell *e, int64_t r, const int32_t **col, const double **val) {
+  int64_t s = r / e->slice, q = e->slice_ptr[s] + (r - s * e->slice) * e->slice_width[s];
+  *col = e->col + q;
+  *val = e->val + q;
+}
+
 /* Y[i, :] = ELL row i times X (overwrites). */
 static void ell_row(const cis_ell *e, int64_t n, int k, const double *X, double *Y, int64_t i) {
-  int64_t s = i / e->slice, l = i % e->slice;
-  const int64_t q0 = e->slice_ptr[s] + l * e->slice_width[s];
-  const int32_t *c = e->col + q0;
-  const double *v = e->val + q0;
+  const int32_t *c;
+  const double *v;
+  ell_entries_of(e, i, &c, &v);
   int32_t len = e->row_len[i];
   for (int j = 0; j < k; j++) {
     const double *x = X + (int64_t)j * n;
@@ -336,4 +342,41 @@ void cis_lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to) {
         int64_t pos = a + (int64_t)v * l + j;
         if (pos >= p0 && pos < p1) to[k++] = (int32_t)(pos - p0);
       }
+}
+
+int64_t cis_ell_tile_offsets(const cis_ell *e, int64_t group, int rows, int tile_cols,
+                             int64_t ntiles, uint32_t *off) {
+  int64_t row0 = group * rows, total = 0;
+  memset(off, 0, (size_t)(ntiles * rows + 1) * sizeof *off);
+  for (int l = 0; l < rows && row0 + l < e->nrows; l++) {
+    const int32_t *col;
+    const double *val;
+    ell_entries_of(e, row0 + l, &col, &val);
+    for (int32_t t = 0; t < e->row_len[row0 + l]; t++) off[(int64_t)(col[t] / tile_cols) * rows + l]++;
+  }
+  for (int64_t i = 0; i < ntiles * rows; i++) {
+    uint32_t c = off[i];
+    off[i] = (uint32_t)total;
+    total += c;
+    if (total > (int64_t)UINT32_MAX) return -1;
+  }
+  off[ntiles * rows] = (uint32_t)total;
+  return total;
+}
+
+void cis_ell_tile_fill(const cis_ell *e, int64_t group, int rows, int tile_cols, int64_t ntiles,
+                       const uint32_t *off, uint32_t *cursor, uint16_t *col, double *val) {
+  int64_t row0 = group * rows;
+  memcpy(cursor, off, (size_t)(ntiles * rows) * sizeof *cursor);
+  for (int l = 0; l < rows && row0 + l < e->nrows; l++) {
+    const int32_t *c;
+    const double *v;
+    ell_entries_of(e, row0 + l, &c, &v);
+    for (int32_t t = 0; t < e->row_len[row0 + l]; t++) {
+      int32_t tile = c[t] / tile_cols;
+      uint32_t at = cursor[(int64_t)tile * rows + l]++;
+      col[at] = (uint16_t)(c[t] - tile * tile_cols);
+      val[at] = v[t];
+    }
+  }
 }

@@ -93,6 +93,21 @@ cis_err cis_hyb_from_csr(int64_t n, const int64_t *rowptr, const int32_t *col,
  * the row. lanes 0: the row's own order (to[k] = k). */
 void cis_lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to);
 
+/* Column tiles of the Reference region (docs/gpu.md), the device layout used when the
+ * Reference slice of x is too large to stay in a multiprocessor's L1. Rows are taken in groups
+ * of `rows` (group g: rows [g * rows, (g + 1) * rows)); a group's ELL entries are stored tile by
+ * tile (tile t: columns [t * tile_cols, (t + 1) * tile_cols)), row by row within a tile, each
+ * row's entries of a tile in the row's order, with 16-bit columns counted from the tile's first
+ * column (tile_cols <= 65536). off[t * rows + l] is where the entries of row l in tile t start,
+ * counted from the group's first entry, and off[ntiles * rows] is the group's entry count; rows
+ * past the matrix's end have none. cis_ell_tile_offsets fills off (ntiles * rows + 1 entries)
+ * and returns the count, or -1 when it would not fit in 32 bits; cis_ell_tile_fill then writes
+ * the group's entries (cursor: room for ntiles * rows). */
+int64_t cis_ell_tile_offsets(const cis_ell *e, int64_t group, int rows, int tile_cols,
+                             int64_t ntiles, uint32_t *off);
+void cis_ell_tile_fill(const cis_ell *e, int64_t group, int rows, int tile_cols, int64_t ntiles,
+                       const uint32_t *off, uint32_t *cursor, uint16_t *col, double *val);
+
 /* Reference kernels on the CPU (OpenMP over rows). X and Y are n x k, column-major with
  * leading dimension n. Y = H X (Y is overwritten). Non-cached blocks are regenerated. */
 cis_err cis_hyb_apply_cpu(const cis_hyb *h, int k, const double *X, double *Y);

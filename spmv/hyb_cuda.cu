@@ -55,6 +55,14 @@ struct cis_hyb_cuda {
   int plain_launch;   /* build of the plain single-vector kernel (hyb_kernels.cuh, OCC) */
   int probe_warps;    /* nonzero: the next launch stores its warps per multiprocessor here */
   int group; /* vectors per pass of the multi-vector kernel */
+  /* the Reference region in column tiles (tiled != 0; spmv/hyb.h, cis_ell_tile_offsets):
+   * ngroups groups of CIS_TILE_ROWS rows, ntiles tiles of CIS_TILE_COLS columns */
+  int tiled;
+  int64_t ntiles, ngroups;
+  int64_t *tbase;
+  uint32_t *toff;
+  uint16_t *tcol;
+  double *tval;
   /* device ELL (even slice widths) */
   int64_t *slice_ptr;
   int32_t *slice_width, *row_len;
@@ -127,7 +135,43 @@ static int64_t ell_entries(const cis_ell *e) {
   return m;
 }
 
+/* The Reference region in column tiles, unless the flags say otherwise: when it is wider than
+ * CIS_TILE_AUTO_COLS columns (its slice of x, 8 bytes a column, no longer stays in L1) and the
+ * matrix has at least CIS_TILE_AUTO_ROWS rows (512 groups, one block each: about 4 per
+ * multiprocessor). On an H100 the paper's 1M-row matrix (104,857 Reference columns, 2048
+ * groups) took 5.87 ms tiled against 8.52 ms; its 32K-row one (3,276 columns, 64 groups, so
+ * half the multiprocessors idle) 0.326 ms against 0.133 (docs/BENCHMARKS.md). And when a
+ * group's entries can be counted in 32 bits. */
+#define CIS_TILE_AUTO_COLS 32768
+#define CIS_TILE_AUTO_ROWS 262144
+static int tiled_layout(const cis_hyb *h, int flags) {
+  const cis_ell *e = &h->ell;
+  if ((flags & (CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_INDEX32)) || e->boundary == 0) return 0;
+  if (!(flags & CIS_HYB_CUDA_TILED) &&
+      (e->boundary <= CIS_TILE_AUTO_COLS || h->n < CIS_TILE_AUTO_ROWS))
+    return 0;
+  int32_t longest = 0;
+  for (int64_t r = 0; r < e->nrows; r++) longest = CIS_MAX(longest, e->row_len[r]);
+  return (int64_t)longest * CIS_TILE_ROWS <= (int64_t)UINT32_MAX;
+}
+
+static int64_t tile_count(const cis_hyb *h) {
+  return (h->ell.boundary + CIS_TILE_COLS - 1) / CIS_TILE_COLS;
+}
+
+static int64_t group_count(const cis_hyb *h) {
+  return (h->n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS;
+}
+
+/* Device bytes of the tiled Reference region: 10 per entry, the offsets, the group starts. */
+static int64_t tiled_bytes(const cis_hyb *h) {
+  return h->ell.nnz * 10 + group_count(h) * (tile_count(h) * CIS_TILE_ROWS + 1) * 4 +
+         (group_count(h) + 1) * 8;
+}
+
+/* ELL columns: 16-bit when boundary <= 65536, and always in tiles (counted from the tile). */
 static int index_bits(const cis_hyb *h, int flags) {
+  if (tiled_layout(h, flags)) return 16;
   return (flags & CIS_HYB_CUDA_INDEX32) || h->ell.boundary > 65536 ? 32 : 16;
 }
 
@@ -139,13 +183,22 @@ static int csr_bits(const cis_hyb *h, int flags) {
   return index_bits(h, flags) == 16 && h->n <= 65536 ? 16 : 32;
 }
 
-int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
-  const cis_ell *e = &h->ell;
+/* Device bytes of the sliced ELL with `bits`-bit columns (and `paper`: 32-bit ones too). */
+static int64_t sliced_bytes(const cis_ell *e, int bits, int paper) {
   int64_t m = ell_entries(e) + 2;
-  int bits = index_bits(h, flags);
   int64_t b = m * (int64_t)(sizeof(double) + bits / 8) + (e->nslices + 1) * 8 +
               e->nslices * 4 + e->nrows * 4;
-  if ((flags & CIS_HYB_CUDA_PAPER) && bits == 16) b += m * 4;
+  return paper && bits == 16 ? b + m * 4 : b;
+}
+
+int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
+  int paper = (flags & CIS_HYB_CUDA_PAPER) != 0;
+  int64_t b = 0;
+  /* tiled, the paper's kernel still reads the sliced ELL, with 32-bit columns */
+  if (tiled_layout(h, flags))
+    b = tiled_bytes(h) + (paper ? sliced_bytes(&h->ell, 32, 0) : 0);
+  else
+    b = sliced_bytes(&h->ell, index_bits(h, flags), paper);
   b += (h->n + 1) * 8 + 2 * (8 + csr_bits(h, flags) / 8); /* CSR row pointers and padding */
   b += h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;           /* multi-vector workspace */
   return b;
@@ -199,9 +252,10 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
   }
 }
 
-static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr, int paper) {
+static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr, int bits,
+                         int paper) {
   cis_err err = CIS_OK;
-  int bits = d->index_bits, cb = bits / 8;
+  int cb = bits / 8;
   int64_t chunk = CIS_ELL_CHUNK, wmax = 1;
   for (int64_t s = 0; s < e->nslices; s++) {
     chunk = CIS_MAX(chunk, dptr[s + 1] - dptr[s]);
@@ -234,11 +288,12 @@ cleanup:
   return err;
 }
 
-static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int flags) {
+/* The sliced ELL with `bits`-bit columns; tiled, it is there for the paper's kernel only. */
+static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int bits, int flags) {
   cis_err err = CIS_OK;
   int64_t *dptr = NULL;
   int32_t *dwidth = NULL;
-  int paper = (flags & CIS_HYB_CUDA_PAPER) != 0, cb = d->index_bits / 8;
+  int paper = (flags & CIS_HYB_CUDA_PAPER) != 0, cb = bits / 8;
   int64_t m = 0;
   CIS_TRY(device_slice_ptr(e, &dptr));
   CIS_TRY(cis_malloc(&dwidth, (size_t)e->nslices, sizeof *dwidth, "device ELL slice widths"));
@@ -251,7 +306,7 @@ static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int flags) {
   CIS_TRY(dev_alloc(&d->ell_col, (size_t)m * cb, "ELL column indices"));
   CIS_CUDA_TRY(cudaMemset(d->ell_val, 0, (size_t)m * 8));
   CIS_CUDA_TRY(cudaMemset(d->ell_col, 0, (size_t)m * cb));
-  if (paper && d->index_bits == 16) {
+  if (paper && bits == 16) {
     CIS_TRY(dev_alloc(&d->paper_col, (size_t)m * 4, "ELL 32-bit column indices"));
     CIS_CUDA_TRY(cudaMemset(d->paper_col, 0, (size_t)m * 4));
     d->info.paper_bytes = m * 4;
@@ -264,11 +319,70 @@ static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int flags) {
                           cudaMemcpyHostToDevice));
   CIS_CUDA_TRY(cudaMemcpy(d->row_len, e->row_len, (size_t)e->nrows * 4,
                           cudaMemcpyHostToDevice));
-  CIS_TRY(ell_upload(d, e, dptr, paper));
-  d->info.ell_bytes = m * (8 + cb) + (e->nslices + 1) * 8 + e->nslices * 4 + e->nrows * 4;
+  CIS_TRY(ell_upload(d, e, dptr, bits, paper));
+  if (d->tiled)
+    d->info.paper_bytes = sliced_bytes(e, bits, 0);
+  else
+    d->info.ell_bytes = sliced_bytes(e, bits, 0);
 cleanup:
   cis_free(&dptr);
   cis_free(&dwidth);
+  return err;
+}
+
+/* The Reference region in column tiles (d->tiled): every group's offsets counted on OpenMP
+ * threads, then its entries packed into pinned staging, a chunk of groups at a time, and
+ * copied from there. */
+static cis_err tiles_create(cis_hyb_cuda *d, const cis_ell *e) {
+  cis_err err = CIS_OK;
+  const int64_t ng = d->ngroups, nt = d->ntiles, per = nt * CIS_TILE_ROWS + 1;
+  int64_t *base = NULL, chunk = CIS_ELL_CHUNK;
+  uint32_t *off = NULL, *cursor = NULL;
+  char *stage = NULL;
+  int nthr = omp_get_max_threads(), bad = 0;
+  CIS_TRY(cis_malloc(&base, (size_t)ng + 1, sizeof *base, "tile group starts"));
+  CIS_TRY(cis_malloc(&off, (size_t)(ng * per), sizeof *off, "tile offsets"));
+  CIS_TRY(cis_malloc(&cursor, (size_t)(nthr * (per - 1)), sizeof *cursor, "tile cursors"));
+  base[0] = 0;
+#pragma omp parallel for schedule(dynamic, 16) reduction(| : bad)
+  for (int64_t g = 0; g < ng; g++) {
+    int64_t c = cis_ell_tile_offsets(e, g, CIS_TILE_ROWS, CIS_TILE_COLS, nt, off + g * per);
+    bad |= c < 0;
+    base[g + 1] = c;
+  }
+  if (bad) CIS_FAIL(CIS_ERR_INTERNAL, "upload: a group of %d rows has 2^32 Reference entries or more", CIS_TILE_ROWS);
+  for (int64_t g = 0; g < ng; g++) {
+    chunk = CIS_MAX(chunk, base[g + 1]);
+    base[g + 1] += base[g];
+  }
+  CIS_TRY(dev_alloc(&d->tbase, (size_t)(ng + 1) * 8, "tile group starts"));
+  CIS_TRY(dev_alloc(&d->toff, (size_t)(ng * per) * 4, "tile offsets"));
+  CIS_TRY(dev_alloc(&d->tcol, (size_t)(base[ng] + 1) * 2, "tiled Reference columns"));
+  CIS_TRY(dev_alloc(&d->tval, (size_t)(base[ng] + 1) * 8, "tiled Reference values"));
+  CIS_CUDA_TRY(cudaMemcpy(d->tbase, base, (size_t)(ng + 1) * 8, cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(d->toff, off, (size_t)(ng * per) * 4, cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMallocHost((void **)&stage, (size_t)chunk * 10));
+  for (int64_t g0 = 0; g0 < ng;) {
+    int64_t g1 = g0 + 1;
+    while (g1 < ng && base[g1 + 1] - base[g0] <= chunk) g1++;
+    int64_t m = base[g1] - base[g0];
+    double *val = (double *)stage;
+    uint16_t *col = (uint16_t *)(stage + (size_t)chunk * 8);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t g = g0; g < g1; g++)
+      cis_ell_tile_fill(e, g, CIS_TILE_ROWS, CIS_TILE_COLS, nt, off + g * per,
+                        cursor + (int64_t)omp_get_thread_num() * (per - 1),
+                        col + (base[g] - base[g0]), val + (base[g] - base[g0]));
+    CIS_CUDA_TRY(cudaMemcpy(d->tval + base[g0], val, (size_t)m * 8, cudaMemcpyHostToDevice));
+    CIS_CUDA_TRY(cudaMemcpy(d->tcol + base[g0], col, (size_t)m * 2, cudaMemcpyHostToDevice));
+    g0 = g1;
+  }
+  d->info.ell_bytes = tiled_bytes(d->h);
+cleanup:
+  if (stage) cudaFreeHost(stage);
+  cis_free(&base);
+  cis_free(&off);
+  cis_free(&cursor);
   return err;
 }
 
@@ -659,9 +773,17 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->subwarp = d->info.subwarp = pick_subwarp(h);
   d->lane_order = d->info.lane_order = (flags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
   d->group = CIS_HYB_CUDA_MAX_K;
+  d->tiled = tiled_layout(h, flags);
+  if (d->tiled) {
+    d->ntiles = tile_count(h);
+    d->ngroups = group_count(h);
+    d->info.tile_cols = CIS_TILE_COLS;
+  }
   CIS_CALL(slots_create(d));
   double t0 = cis_wtime();
-  CIS_CALL(ell_create(d, &h->ell, flags));
+  if (d->tiled) CIS_CALL(tiles_create(d, &h->ell));
+  if (!d->tiled || (flags & CIS_HYB_CUDA_PAPER))
+    CIS_CALL(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
   d->info.ell_seconds = cis_wtime() - t0;
   t0 = cis_wtime();
   CIS_TRY(dict_setup(d, flags));
@@ -717,6 +839,10 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
   if (d->paper_col != d->ell_col) dev_free(&d->paper_col);
   if (d->paper_csr_col != d->csr_col) dev_free(&d->paper_csr_col);
+  dev_free(&d->tbase);
+  dev_free(&d->toff);
+  dev_free(&d->tcol);
+  dev_free(&d->tval);
   dev_free(&d->slice_ptr);
   dev_free(&d->slice_width);
   dev_free(&d->row_len);
@@ -849,10 +975,47 @@ static void launch_main_c(cis_hyb_cuda *d, const double *xt, double *Y, int64_t 
     launch_main_o<W, K, int32_t, int32_t, CODED>(d, xt, Y, ldy);
 }
 
+static cis_tiled_view tiled_view(const cis_hyb_cuda *d) {
+  cis_tiled_view v = {d->n, d->h->ell.boundary, d->ntiles, d->tbase, d->toff, d->tcol, d->tval};
+  return v;
+}
+
+/* The tiled kernel: one block per group of rows, its shared memory set for K vectors. */
+template <int W, int K, typename CE, bool CODED>
+static cis_err launch_tiled_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  const size_t sh = cis_tiled_shared(K);
+  if (sh > 48 * 1024)
+    CIS_CUDA(cudaFuncSetAttribute(cis_tiled_kernel<W, K, CE, CODED>,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
+  if (d->probe_warps) {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, cis_tiled_kernel<W, K, CE, CODED>, CIS_TILE_BLOCK, sh) !=
+        cudaSuccess)
+      blocks = 0;
+    d->probe_warps = blocks * CIS_TILE_BLOCK / 32;
+  }
+  cis_tiled_kernel<W, K, CE, CODED>
+      <<<(unsigned)d->ngroups, CIS_TILE_BLOCK, sh, d->stream>>>(
+          tiled_view(d), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y, ldy);
+  return CIS_OK;
+}
+
+template <int W, int K, bool CODED>
+static cis_err launch_tiled_c(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  if (d->csr_bits == 16) return launch_tiled_t<W, K, uint16_t, CODED>(d, xt, Y, ldy);
+  return launch_tiled_t<W, K, int32_t, CODED>(d, xt, Y, ldy);
+}
+
 template <int W, int K>
 static cis_err launch_main_wk(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   if (d->n == 0) return CIS_OK;
-  if (d->ctable)
+  if (d->tiled) {
+    if (d->ctable)
+      CIS_CALL((launch_tiled_c<W, K, true>(d, xt, Y, ldy)));
+    else
+      CIS_CALL((launch_tiled_c<W, K, false>(d, xt, Y, ldy)));
+  } else if (d->ctable)
     launch_main_c<W, K, true>(d, xt, Y, ldy);
   else
     launch_main_c<W, K, false>(d, xt, Y, ldy);
@@ -904,10 +1067,14 @@ static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view<int32_t> *add, 
 }
 
 /* Candidate c of the single-vector launch: plain values, the kernel's build c (OCC in
- * hyb_kernels.cuh); coded values, blocks of 1024 (c = 0) or 256 threads. */
-static int ncandidates(const cis_hyb_cuda *d) { return d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES; }
+ * hyb_kernels.cuh); coded values, blocks of 1024 (c = 0) or 256 threads; tiled, the one launch
+ * (timed all the same, for the report). */
+static int ncandidates(const cis_hyb_cuda *d) {
+  return d->tiled ? 1 : d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+}
 
 static void set_candidate(cis_hyb_cuda *d, int c) {
+  if (d->tiled) return;
   if (d->ctable)
     d->coded_block = d->info.coded_block = c ? 256 : CIS_CODED_BLOCK;
   else

@@ -54,8 +54,12 @@ enum {
                                 (implied by CIS_HYB_CUDA_PAPER) */
   CIS_HYB_CUDA_CODED = 16,   /* coded values wherever the dictionary pays, even for a matrix
                                 that fits in L2 (tests, benchmarks) */
-  CIS_HYB_CUDA_ROW_ORDER = 32 /* each row's resident entries in the row's own order instead of
-                                 lane order (docs/gpu.md; benchmarks) */
+  CIS_HYB_CUDA_ROW_ORDER = 32, /* each row's resident entries in the row's own order instead of
+                                  lane order (docs/gpu.md; benchmarks) */
+  CIS_HYB_CUDA_TILED = 64,     /* the Reference region in column tiles whatever its width
+                                  (tests, benchmarks; by default only when it is wider than
+                                  32768 columns, docs/gpu.md) */
+  CIS_HYB_CUDA_UNTILED = 128   /* never in column tiles (benchmarks) */
 };
 
 typedef struct {
@@ -73,7 +77,10 @@ typedef struct {
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
-  int index_bits;          /* ELL columns: 16 or 32 bits */
+  int index_bits;          /* ELL columns: 16 or 32 bits (16 in column tiles) */
+  int tile_cols;           /* the Reference region in column tiles of this many columns, each
+                              group of rows multiplying it a tile at a time (0: one sliced ELL
+                              block) */
   int csr_bits;            /* resident Expansion columns: 16 or 32 bits */
   int subwarp;             /* lanes per row in our kernels */
   int lane_order;          /* lanes the resident entries were ordered for (0: row order) */

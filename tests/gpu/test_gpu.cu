@@ -5,7 +5,8 @@
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
- * columns), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
+ * columns), the Reference region as one ELL block and in column tiles (the default above 32768
+ * columns, forced below it), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
  * values coded through a dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
@@ -232,7 +233,8 @@ static void check_candidates(const test_case *tc, cis_hyb_cuda *d, const char *t
                              const double *dX, double *dY, const double *Yref, double *Y) {
   cis_hyb_cuda_info in;
   cis_hyb_cuda_get_info(d, &in);
-  int coded = in.dict_size > 0, nc = coded ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+  int coded = in.dict_size > 0;
+  int nc = in.tile_cols ? 1 : coded ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
   int ok = tc->n == 0 || in.tune_candidates == nc;
   for (int c = 0; tc->n && c < nc; c++)
     ok = ok && in.tune_ms[c] > 0 && in.tune_warps[c] > 0 && in.tune_ms[in.tune_kept] <= in.tune_ms[c];
@@ -284,20 +286,48 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_PAPER, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_info info;
   cis_hyb_cuda_get_info(d, &info);
-  /* 16-bit columns wherever they fit: the ELL's when boundary <= 65536, the Expansion's when
-   * n <= 65536 too */
-  int ell_bits = tc->boundary <= 65536 ? 16 : 32;
+  /* A Reference region wider than 32768 columns of a matrix of 262144 rows or more in column
+   * tiles of 2048 (16-bit columns within a tile); otherwise 16-bit columns wherever they fit: the ELL's when boundary <= 65536, the
+   * Expansion's when n <= 65536 too */
+  int tiles = tc->boundary > 32768 && tc->n >= 262144 ? 2048 : 0;
+  int ell_bits = tiles || tc->boundary <= 65536 ? 16 : 32;
   int csr_bits = ell_bits == 16 && tc->n <= 65536 ? 16 : 32;
-  int ok = info.index_bits == ell_bits && info.csr_bits == csr_bits;
-  printf("%-4s %s: n %lld, boundary %lld, %d-bit ELL and %d-bit Expansion columns (expected %d "
-         "and %d), %d-lane sub-warps\n", ok ? "ok" : "FAIL", tc->label, (long long)tc->n,
-         (long long)tc->boundary, info.index_bits, info.csr_bits, ell_bits, csr_bits,
-         info.subwarp);
+  int ok = info.index_bits == ell_bits && info.csr_bits == csr_bits && info.tile_cols == tiles;
+  printf("%-4s %s: n %lld, boundary %lld, %d-bit ELL and %d-bit Expansion columns, tiles of %d "
+         "columns (expected %d, %d and %d), %d-lane sub-warps\n", ok ? "ok" : "FAIL", tc->label,
+         (long long)tc->n, (long long)tc->boundary, info.index_bits, info.csr_bits,
+         info.tile_cols, ell_bits, csr_bits, tiles, info.subwarp);
   if (!ok) g_fail++;
   check_product(tc->label, "paper kernel", apply_paper1, d, tc->n, 1, dX, dY, Yref[0], Y);
   check_candidates(tc, d, "", dX, dY, Yref[0], Y);
   check_ours(tc, d, "", dX, dY, Yref, Y);
   cis_hyb_cuda_destroy(&d);
+}
+
+/* The other layout of the Reference region than the default upload's: in column tiles when it
+ * was one sliced ELL block, and the reverse; and tiles with coded values. */
+static void check_tiling(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                         double *const *Yref, double *Y) {
+  if (tc->boundary == 0) return;
+  int tiled_default = tc->boundary > 32768 && tc->n >= 262144;
+  int flags = tiled_default ? CIS_HYB_CUDA_UNTILED : CIS_HYB_CUDA_TILED;
+  for (int coded = 0; coded <= (tc->distinct > 0); coded++) {
+    cis_hyb_cuda *d = NULL;
+    cis_hyb_cuda_info info;
+    int f = coded ? CIS_HYB_CUDA_TILED | CIS_HYB_CUDA_CODED : flags;
+    if (cis_hyb_cuda_create(h, 0, f, 0, &d) != CIS_OK) return fail_err(tc->label);
+    cis_hyb_cuda_get_info(d, &info);
+    int want = coded || !tiled_default ? 2048 : 0;
+    int ok = info.tile_cols == want && (!coded || info.dict_size > 0 || h->nnz_exp == 0);
+    printf("%-4s %s: upload %s: Reference region in tiles of %d columns (expected %d)%s\n",
+           ok ? "ok" : "FAIL", tc->label, coded ? "tiled, coded" : want ? "tiled" : "untiled",
+           info.tile_cols, want, coded ? ", coded values" : "");
+    if (!ok) g_fail++;
+    const char *tag = coded ? ", tiled coded upload" : want ? ", tiled upload" : ", untiled upload";
+    check_candidates(tc, d, tag, dX, dY, Yref[0], Y);
+    check_ours(tc, d, tag, dX, dY, Yref, Y);
+    cis_hyb_cuda_destroy(&d);
+  }
 }
 
 /* Coded values (forced: the default keeps matrices this small plain): coded where they repeat
@@ -446,6 +476,7 @@ static void run_case(const test_case *tc) {
   }
   check_resident(tc, &h, dX, dY, Yref, Y);
   check_coded(tc, &h, dX, dY, Yref, Y);
+  check_tiling(tc, &h, dX, dY, Yref, Y);
   ctx.m = &m;
   ctx.boundary = tc->boundary;
   uncache_half(&h, &ctx);
@@ -573,6 +604,7 @@ int main(void) {
       {"32-bit Expansion columns", 70000, 3000, 9000, 20, 2000, 32, 0},
       {"coded, 32-bit Expansion columns", 68000, 1000, 7000, 20, 2000, 32, 200},
       {"coded, 16-bit columns up to 65535", 65536, 500, 8000, 20, 2000, 32, 100},
+      {"tiled by default", 270000, 40000, 30000, 12, 600, 32, 0},
   };
   /* CISOLVE_GPU_TEST_SMALL=1 leaves out the cases of more than 10,000 rows (for
    * compute-sanitizer runs). */

@@ -1,6 +1,7 @@
 /* cis_hyb_apply_cpu against a plain CSR product on seeded random matrices: sizes larger than a
  * slice, empty rows, rows much longer than a slice, boundaries 0..n, k = 1 and 3, cached and
- * regenerated Expansion blocks, and an error raised inside a regenerating worker thread. */
+ * regenerated Expansion blocks, and an error raised inside a regenerating worker thread; the
+ * lane order and the column tiles of the device layout. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,56 @@ static int check_lane_order(void) {
   return 0;
 }
 
+/* The Reference region in column tiles (cis_ell_tile_offsets, cis_ell_tile_fill): the product
+ * of its entries, each at its tile's first column plus its 16-bit column, equals the product of
+ * the matrix's columns below the boundary; every segment stays inside its tile, its columns
+ * ascend (the row's order), and the offsets end at the ELL's entry count. */
+static int check_tiles(const csr *m, int64_t boundary, int tile_cols, int rows) {
+  int64_t n = m->n, ntiles = (boundary + tile_cols - 1) / tile_cols, total = 0;
+  int64_t ngroups = (n + rows - 1) / rows, per = ntiles * rows + 1;
+  double *x = malloc((size_t)n * sizeof *x), *y = calloc((size_t)n, sizeof *y);
+  double *r = calloc((size_t)n, sizeof *r);
+  uint32_t *off = malloc((size_t)per * sizeof *off), *cur = malloc((size_t)per * sizeof *cur);
+  uint16_t *col = malloc((size_t)(m->rowptr[n] + 1) * sizeof *col);
+  double *val = malloc((size_t)(m->rowptr[n] + 1) * sizeof *val);
+  cis_hyb h;
+  int bad = 0;
+  if (!x || !y || !r || !off || !cur || !col || !val) return 1;
+  if (cis_hyb_from_csr(n, m->rowptr, m->col, m->val, boundary, 0, 0, &h)) {
+    cis_error_print(1);
+    return 1;
+  }
+  for (int64_t i = 0; i < n; i++) x[i] = 2.0 * urand() - 1.0;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t p = m->rowptr[i]; p < m->rowptr[i + 1]; p++)
+      if (m->col[p] < boundary) r[i] += m->val[p] * x[m->col[p]];
+  for (int64_t g = 0; g < ngroups && !bad; g++) {
+    int64_t cnt = cis_ell_tile_offsets(&h.ell, g, rows, tile_cols, ntiles, off);
+    if (cnt < 0 || off[ntiles * rows] != (uint32_t)cnt) bad = 1;
+    if (bad) break;
+    total += cnt;
+    cis_ell_tile_fill(&h.ell, g, rows, tile_cols, ntiles, off, cur, col, val);
+    for (int64_t t = 0; t < ntiles; t++)
+      for (int l = 0; l < rows; l++) {
+        uint32_t p0 = off[t * rows + l], p1 = off[t * rows + l + 1];
+        if (p1 < p0 || (g * rows + l >= n && p1 > p0)) bad = 1;
+        for (uint32_t p = p0; p < p1 && !bad; p++) {
+          int64_t c = t * tile_cols + col[p];
+          if (col[p] >= tile_cols || c >= boundary || (p > p0 && col[p] <= col[p - 1])) bad = 1;
+          else y[g * rows + l] += val[p] * x[c];
+        }
+      }
+  }
+  double e = max_err(n, y, r);
+  if (bad || total != h.ell.nnz || !(e < 1e-12)) bad = 1;
+  printf("%s tiles: boundary %lld, %d columns a tile, %d rows a group: %lld entries, "
+         "max|dy| = %.2e\n", bad ? "FAIL" : "ok  ", (long long)boundary, tile_cols, rows,
+         (long long)total, e);
+  cis_hyb_free(&h);
+  free(x), free(y), free(r), free(off), free(cur), free(col), free(val);
+  return bad;
+}
+
 int main(void) {
   int fails = 0;
   fails += check_lane_order();
@@ -209,6 +260,10 @@ int main(void) {
       fails += check_case(&m, bounds[b], 40, 32, k, 1);
       fails += check_case(&m, bounds[b], 1, 64, k, 1);
     }
+  for (size_t b = 1; b < sizeof bounds / sizeof *bounds; b++) {
+    fails += check_tiles(&m, bounds[b], 16, 7);
+    fails += check_tiles(&m, bounds[b], 64, 32);
+  }
   fails += check_worker_error(&m);
   free(m.rowptr), free(m.col), free(m.val);
   printf("%d failure(s)\n", fails);
