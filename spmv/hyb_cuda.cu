@@ -778,6 +778,9 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     d->ntiles = tile_count(h);
     d->ngroups = group_count(h);
     d->info.tile_cols = CIS_TILE_COLS;
+    /* 8 vectors as two passes of 4: on the paper's 1M-row matrix, H200, 2.35 ms a vector
+     * against 2.42 in one pass of 8 (H100: 2.58 both ways; docs/BENCHMARKS.md) */
+    d->group = 4;
   }
   CIS_CALL(slots_create(d));
   double t0 = cis_wtime();
