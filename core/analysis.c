@@ -17,7 +17,7 @@ cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, const ci
     if (!o->quiet) printf("root check       skipped: not every root converged\n");
     return CIS_OK;
   }
-  CIS_CALL(cis_check_roots(be, h->hdiag, h->nref, h->hpp, eo, CIS_DEGEN_TOL, res, &rc));
+  CIS_CALL(cis_check_roots(be, h->hdiag, h->npre, h->hpp, eo, CIS_DEGEN_TOL, res, &rc));
   an->check_roots = 1;
   an->missed = rc.missed;
   an->check_conclusive = rc.conclusive;

@@ -181,10 +181,10 @@ static cis_err result_from_checkpoint(const cis_ckpt *ck, cis_eig_result *res) {
 static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
                      const cis_eig_opts *eo, cis_eig_result *res) {
   if (o->solver == CIS_SOLVER_LANCZOS && !o->restart_set)
-    return cis_lanczos_solve(be, h->hdiag, h->nref, h->hpp, eo, res);
+    return cis_lanczos_solve(be, h->hdiag, h->npre, h->hpp, eo, res);
   if (o->solver == CIS_SOLVER_LANCZOS && !o->quiet)
     printf("note             a restart resumes with Davidson\n");
-  return cis_davidson_solve(be, h->hdiag, h->nref, h->hpp, eo, res);
+  return cis_davidson_solve(be, h->hdiag, h->npre, h->hpp, eo, res);
 }
 
 static cis_err run(int argc, char **argv, int *exit_code) {

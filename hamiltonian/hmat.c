@@ -58,14 +58,15 @@ static cis_err alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows) {
   return CIS_OK;
 }
 
-/* Dense Reference block (column-major) from the ELL rows < nref. */
+/* The preconditioner's dense block (column-major) from the ELL rows and columns < npre. */
 static cis_err make_hpp(cis_hmat *h) {
   const cis_ell *e = &h->hyb.ell;
-  int64_t m = h->nref;
+  int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
   CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
   for (int64_t i = 0; i < m; i++) {
     int64_t q0 = e->slice_ptr[i / e->slice] + (i % e->slice) * e->slice_width[i / e->slice];
-    for (int32_t t = 0; t < e->row_len[i]; t++) h->hpp[i + e->col[q0 + t] * m] = e->val[q0 + t];
+    for (int32_t t = 0; t < e->row_len[i]; t++)
+      if (e->col[q0 + t] < m) h->hpp[i + e->col[q0 + t] * m] = e->val[q0 + t];
   }
   return CIS_OK;
 }

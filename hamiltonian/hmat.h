@@ -33,13 +33,23 @@ typedef struct {
   int64_t budget;            /* the budget that was applied */
 } cis_hmat_stats;
 
+/* The preconditioner's dense block is the Reference block of the first
+ * min(nref, CIS_HMAT_PRECOND_MAX) determinants: it is diagonalised once (O(npre^3) on the host)
+ * and applied through two dense products per correction, so a Reference region chosen wide for
+ * the storage (--ref-size) does not make the solver's setup and corrections grow with it. (On a
+ * 2-core host the 4096 block of OH/6-31G with --ref-size 6000 took 8 s to diagonalise; a
+ * 40000 block, as a Reference region wide enough for column tiles on the GPU wants, would take
+ * hours and 12.8 GB.) */
+#define CIS_HMAT_PRECOND_MAX 2048
+
 typedef struct cis_hmat {
   int64_t n;
   int64_t nref;        /* Reference region size (= hyb.ell.boundary) */
+  int64_t npre;        /* the preconditioner's block: min(nref, CIS_HMAT_PRECOND_MAX) */
   double ecore;        /* constant added to eigenvalues of H (0 for explicit matrices) */
   cis_hyb hyb;         /* what backends apply */
   double *hdiag;       /* n, host */
-  double *hpp;         /* nref x nref, the Reference block, host, column-major */
+  double *hpp;         /* npre x npre, the leading Reference block, host, column-major */
   int64_t *perm;       /* explicit matrices: our row i is input row perm[i]; NULL for CI */
   const cis_space *space; /* CI problems; NULL for explicit matrices */
   cis_hmat_stats stats;

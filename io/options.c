@@ -53,7 +53,9 @@ static const opt_desc k_opts[] = {
     {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural occupations per root"},
     {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
-    {"ref-size", ARG_REQUIRED, "N", "Reference region size (default automatic, reported)"},
+    {"ref-size", ARG_REQUIRED, "N",
+     "Reference region size (default automatic, reported); the preconditioner uses at most its "
+     "first 2048"},
     {"device", ARG_REQUIRED, "DEV", "auto (default), cpu, gpu or gpu:N"},
     {"mem", ARG_REQUIRED, "SIZE", "host memory for cached Hamiltonian blocks, e.g. 4G (default: 3/4 of free RAM less the solver vectors)"},
     {"gpu-mem", ARG_REQUIRED, "SIZE", "GPU memory budget for the matrix (default: most of the free memory)"},

@@ -34,8 +34,11 @@ void cis_report_matrix(const cis_report *r) {
   if (h->space)
     printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
            (long long)h->n);
-  printf("reference region %lld determinants (%s)\n", (long long)h->nref,
+  printf("reference region %lld determinants (%s)", (long long)h->nref,
          r->opt->ref_size ? "--ref-size" : "automatic");
+  if (h->npre < h->nref)
+    printf("; the preconditioner's dense block is its first %lld", (long long)h->npre);
+  printf("\n");
   const cis_hyb *y = &h->hyb;
   int64_t nnz = y->ell.nnz + y->nnz_exp;
   printf("nonzeros         %lld (%.1f per row): Reference (ELL) %lld, Expansion (CSR) %lld\n",

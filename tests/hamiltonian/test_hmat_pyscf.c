@@ -131,9 +131,10 @@ static void check_elements(const ref_data *r, const cis_hmat *h, const int64_t *
          ref[inv[wi] * N + inv[wj]]);
   for (int64_t i = 0; i < n; i++)
     EXPECT(fabs(h->hdiag[i] - ours[i * n + i]) <= TOL, "hdiag[%ld]", (long)i);
-  for (int64_t i = 0; i < h->nref; i++)
-    for (int64_t j = 0; j < h->nref; j++)
-      EXPECT(h->hpp[i + j * h->nref] == ours[i * n + j], "hpp[%ld,%ld]", (long)i, (long)j);
+  EXPECT(h->npre == h->nref, "npre %ld, nref %ld", (long)h->npre, (long)h->nref);
+  for (int64_t i = 0; i < h->npre; i++)
+    for (int64_t j = 0; j < h->npre; j++)
+      EXPECT(h->hpp[i + j * h->npre] == ours[i * n + j], "hpp[%ld,%ld]", (long)i, (long)j);
 done:
   cis_csr_free(&m);
   free(inv);
