@@ -135,20 +135,27 @@ static int64_t ell_entries(const cis_ell *e) {
   return m;
 }
 
-/* The Reference region in column tiles, unless the flags say otherwise: when it is wider than
- * CIS_TILE_AUTO_COLS columns (its slice of x, 8 bytes a column, no longer stays in L1) and the
- * matrix has at least CIS_TILE_AUTO_ROWS rows (512 groups, one block each: about 4 per
- * multiprocessor). On an H100 the paper's 1M-row matrix (104,857 Reference columns, 2048
- * groups) took 5.87 ms tiled against 8.52 ms; its 32K-row one (3,276 columns, 64 groups, so
- * half the multiprocessors idle) 0.326 ms against 0.133 (docs/BENCHMARKS.md). And when a
- * group's entries can be counted in 32 bits. */
+/* The Reference region in column tiles, unless the flags say otherwise, when
+ *  - it is wider than CIS_TILE_AUTO_COLS columns (its slice of x, 8 bytes a column, no longer
+ *    stays in L1),
+ *  - the matrix has at least CIS_TILE_AUTO_ROWS rows (512 groups, one block each: about 4 per
+ *    multiprocessor),
+ *  - and its rows have at least CIS_TILE_LANES entries per tile on average, enough for the
+ *    lanes that take a row's entries of a tile.
+ * On an H100 the paper's 1M-row matrix (104,857 Reference columns, 12.6 entries per row and
+ * tile, 2048 groups) took 5.35 ms tiled against 8.52 ms. Its 32K-row one (64 groups, so half the
+ * multiprocessors idle) took 0.410 ms against 0.133, and on an H200 H2O/6-31G FCI with
+ * --ref-size 40000 (0.8 entries per row and tile) 5.05 ms against 3.71 (docs/BENCHMARKS.md).
+ * And when a group's entries can be counted in 32 bits. */
 #define CIS_TILE_AUTO_COLS 32768
 #define CIS_TILE_AUTO_ROWS 262144
+static int64_t tile_count(const cis_hyb *h);
 static int tiled_layout(const cis_hyb *h, int flags) {
   const cis_ell *e = &h->ell;
   if ((flags & (CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_INDEX32)) || e->boundary == 0) return 0;
   if (!(flags & CIS_HYB_CUDA_TILED) &&
-      (e->boundary <= CIS_TILE_AUTO_COLS || h->n < CIS_TILE_AUTO_ROWS))
+      (e->boundary <= CIS_TILE_AUTO_COLS || h->n < CIS_TILE_AUTO_ROWS ||
+       e->nnz < (int64_t)CIS_TILE_LANES * h->n * tile_count(h)))
     return 0;
   int32_t longest = 0;
   for (int64_t r = 0; r < e->nrows; r++) longest = CIS_MAX(longest, e->row_len[r]);

@@ -52,13 +52,15 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Row i: empty when i % 7 == 3, `dense` entries when i % 29 == 5, else about `avg`. Columns
- * uniform over 0..n-1, sorted, duplicates dropped. Values uniform in (-1, 1); with `distinct`
+/* Row i: empty when i % 7 == 3, `dense` entries when i % 29 == 5, else about `avg`, columns
+ * uniform over 0..n-1; plus about `refavg` in columns 0..boundary-1 (a Reference region dense
+ * enough for column tiles); sorted, duplicates dropped. Values uniform in (-1, 1); with `distinct`
  * > 0, four in five of them are one of `distinct` magnitudes with a random sign (as a CI
  * matrix's integrals repeat), so that the device codes them (spmv/valdict.h). */
-static void make_csr(int64_t n, int avg, int dense, int distinct, csr *m) {
+static void make_csr(int64_t n, int avg, int dense, int distinct, int64_t boundary, int refavg,
+                     csr *m) {
   int64_t cap = 0;
-  for (int64_t i = 0; i < n; i++) cap += i % 29 == 5 ? dense : 2 * avg + 1;
+  for (int64_t i = 0; i < n; i++) cap += (i % 29 == 5 ? dense : 2 * avg + 1) + 2 * refavg + 1;
   m->n = n;
   m->rowptr = (int64_t *)calloc((size_t)n + 1, sizeof(int64_t));
   m->col = (int32_t *)malloc((size_t)cap * sizeof(int32_t) + 8);
@@ -71,8 +73,11 @@ static void make_csr(int64_t n, int avg, int dense, int distinct, csr *m) {
   for (int64_t i = 0; i < n; i++) {
     int len = i % 7 == 3 ? 0 : i % 29 == 5 ? dense : (int)(next_u64() % (uint64_t)(2 * avg + 1));
     if (len > n) len = (int)n;
+    int nref = i % 7 == 3 || boundary == 0 ? 0 : (int)(next_u64() % (uint64_t)(2 * refavg + 1));
     int32_t *c = m->col + q;
     for (int t = 0; t < len; t++) c[t] = (int32_t)(next_u64() % (uint64_t)n);
+    for (int t = 0; t < nref; t++) c[len + t] = (int32_t)(next_u64() % (uint64_t)boundary);
+    len += nref;
     qsort(c, (size_t)len, sizeof *c, cmp_i32);
     int u = 0;
     for (int t = 0; t < len; t++)
@@ -200,7 +205,16 @@ typedef struct {
   int64_t n, boundary, block_rows;
   int avg, dense, slice;
   int distinct; /* values from this many magnitudes (0: all random) */
+  int refavg;   /* more entries per row in the Reference region */
 } test_case;
+
+/* The upload's default layout of the Reference region (spmv/hyb_cuda.cu, tiled_layout): column
+ * tiles of 2048 when it is wider than 32768 columns, the matrix has 262144 rows or more, and
+ * its rows have at least 8 entries per tile on average. */
+static int tiled_by_default(const test_case *tc, const cis_hyb *h) {
+  int64_t ntiles = (tc->boundary + 2047) / 2048;
+  return tc->boundary > 32768 && tc->n >= 262144 && h->ell.nnz >= 8 * tc->n * ntiles;
+}
 
 static const int ks[] = {1, 3, 8, 11};
 #define NK 4
@@ -286,10 +300,10 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_PAPER, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_info info;
   cis_hyb_cuda_get_info(d, &info);
-  /* A Reference region wider than 32768 columns of a matrix of 262144 rows or more in column
-   * tiles of 2048 (16-bit columns within a tile); otherwise 16-bit columns wherever they fit: the ELL's when boundary <= 65536, the
+  /* The Reference region in column tiles of 2048 where tiled_by_default says so (16-bit columns
+   * within a tile); otherwise 16-bit columns wherever they fit: the ELL's when boundary <= 65536, the
    * Expansion's when n <= 65536 too */
-  int tiles = tc->boundary > 32768 && tc->n >= 262144 ? 2048 : 0;
+  int tiles = tiled_by_default(tc, h) ? 2048 : 0;
   int ell_bits = tiles || tc->boundary <= 65536 ? 16 : 32;
   int csr_bits = ell_bits == 16 && tc->n <= 65536 ? 16 : 32;
   int ok = info.index_bits == ell_bits && info.csr_bits == csr_bits && info.tile_cols == tiles;
@@ -309,7 +323,7 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
 static void check_tiling(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                          double *const *Yref, double *Y) {
   if (tc->boundary == 0) return;
-  int tiled_default = tc->boundary > 32768 && tc->n >= 262144;
+  int tiled_default = tiled_by_default(tc, h);
   int flags = tiled_default ? CIS_HYB_CUDA_UNTILED : CIS_HYB_CUDA_TILED;
   for (int coded = 0; coded <= (tc->distinct > 0); coded++) {
     cis_hyb_cuda *d = NULL;
@@ -458,7 +472,7 @@ static void run_case(const test_case *tc) {
   cis_hyb h;
   regen_ctx ctx = {NULL, 0};
   int64_t n = tc->n;
-  make_csr(n, tc->avg, tc->dense, tc->distinct, &m);
+  make_csr(n, tc->avg, tc->dense, tc->distinct, tc->boundary, tc->refavg, &m);
   if (cis_hyb_from_csr(n, m.rowptr, m.col, m.val, tc->boundary, tc->block_rows, tc->slice, &h) !=
       CIS_OK) {
     fail_err(tc->label);
@@ -604,7 +618,8 @@ int main(void) {
       {"32-bit Expansion columns", 70000, 3000, 9000, 20, 2000, 32, 0},
       {"coded, 32-bit Expansion columns", 68000, 1000, 7000, 20, 2000, 32, 200},
       {"coded, 16-bit columns up to 65535", 65536, 500, 8000, 20, 2000, 32, 100},
-      {"tiled by default", 270000, 40000, 30000, 12, 600, 32, 0},
+      {"tiled by default", 262144, 34000, 30000, 12, 600, 32, 0, 200},
+      {"wide Reference region, too sparse for tiles", 270000, 40000, 30000, 12, 600, 32, 0},
   };
   /* CISOLVE_GPU_TEST_SMALL=1 leaves out the cases of more than 10,000 rows (for
    * compute-sanitizer runs). */
