@@ -37,9 +37,9 @@ typedef struct {
  * min(nref, CIS_HMAT_PRECOND_MAX) determinants: it is diagonalised once (O(npre^3) on the host)
  * and applied through two dense products per correction, so a Reference region chosen wide for
  * the storage (--ref-size) does not make the solver's setup and corrections grow with it. (On a
- * 2-core host the 4096 block of OH/6-31G with --ref-size 6000 took 8 s to diagonalise; a
- * 40000 block, as a Reference region wide enough for column tiles on the GPU wants, would take
- * hours and 12.8 GB.) */
+ * 2-core host the 4096 block of OH/6-31G with --ref-size 6000 took 8 s to diagonalise; with a
+ * 40000 block, 12.8 GB, H2O/6-31G FCI had not reached its first iteration after 10 minutes on
+ * a 16-core host.) */
 #define CIS_HMAT_PRECOND_MAX 2048
 
 typedef struct cis_hmat {

@@ -135,6 +135,14 @@ static int64_t ell_entries(const cis_ell *e) {
   return m;
 }
 
+static int64_t tile_count(const cis_hyb *h) {
+  return (h->ell.boundary + CIS_TILE_COLS - 1) / CIS_TILE_COLS;
+}
+
+static int64_t group_count(const cis_hyb *h) {
+  return (h->n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS;
+}
+
 /* The Reference region in column tiles, unless the flags say otherwise, when
  *  - it is wider than CIS_TILE_AUTO_COLS columns (its slice of x, 8 bytes a column, no longer
  *    stays in L1),
@@ -145,11 +153,10 @@ static int64_t ell_entries(const cis_ell *e) {
  * On an H100 the paper's 1M-row matrix (104,857 Reference columns, 12.6 entries per row and
  * tile, 2048 groups) took 5.35 ms tiled against 8.52 ms. Its 32K-row one (64 groups, so half the
  * multiprocessors idle) took 0.410 ms against 0.133, and on an H200 H2O/6-31G FCI with
- * --ref-size 40000 (0.8 entries per row and tile) 5.05 ms against 3.71 (docs/BENCHMARKS.md).
+ * --ref-size 40000 (0.8 entries per row and tile) 5.09 ms against 3.75 (docs/BENCHMARKS.md).
  * And when a group's entries can be counted in 32 bits. */
 #define CIS_TILE_AUTO_COLS 32768
 #define CIS_TILE_AUTO_ROWS 262144
-static int64_t tile_count(const cis_hyb *h);
 static int tiled_layout(const cis_hyb *h, int flags) {
   const cis_ell *e = &h->ell;
   if ((flags & (CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_INDEX32)) || e->boundary == 0) return 0;
@@ -160,14 +167,6 @@ static int tiled_layout(const cis_hyb *h, int flags) {
   int32_t longest = 0;
   for (int64_t r = 0; r < e->nrows; r++) longest = CIS_MAX(longest, e->row_len[r]);
   return (int64_t)longest * CIS_TILE_ROWS <= (int64_t)UINT32_MAX;
-}
-
-static int64_t tile_count(const cis_hyb *h) {
-  return (h->ell.boundary + CIS_TILE_COLS - 1) / CIS_TILE_COLS;
-}
-
-static int64_t group_count(const cis_hyb *h) {
-  return (h->n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS;
 }
 
 /* Device bytes of the tiled Reference region: 10 per entry, the offsets, the group starts. */
