@@ -4,7 +4,7 @@
  *
  * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--seed S]
  *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1]]
- *                   [--reps N] [--clean-flush 1] [--commit HASH] [--md FILE]
+ *                   [--reps N] [--clean-flush 0|1] [--commit HASH] [--md FILE]
  * Defaults: the paper's matrix (32,768 rows, Reference region 3,276 columns with 655 nonzeros
  * per row, ~1% density elsewhere = 295 per row). With --fcidump: the Hamiltonian that cisolve
  * builds (cis_space_build + cis_hmat_build_ci, every Expansion block cached) of the FCI space
@@ -22,10 +22,15 @@
  * where cisolve keeps one sliced ELL block, and the reverse (CIS_HYB_CUDA_UNTILED).
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
- * the L2 cache is flushed (a memset twice its size) and with x and y rotated among 4 buffers.
- * The memset leaves L2 full of dirty lines, which the timed kernel then writes back as it reads;
- * --clean-flush 1 reads another buffer of that size after the memset, so that L2 holds clean
- * lines instead.
+ * the L2 cache is flushed and with x and y rotated among 4 buffers. The flush is a memset of
+ * twice the L2's size, then a read of another buffer of that size, so that L2 holds clean lines
+ * of other data, as in a solver's loop, where L2 holds what the previous product read. The
+ * memset alone (--clean-flush 0; the tables in docs/BENCHMARKS.md say which they used) leaves
+ * L2 full of dirty lines that the timed kernel writes back as it reads: up to 63 MB more DRAM
+ * traffic, which weighs most on the kernel that moves the fewest bytes. With the clean flush,
+ * cuSPARSE's ALG1 and each of our uploads' single-vector product are timed once more after the
+ * memset alone (rows "L2 left dirty by the flush"; their "vs best cuSPARSE" column compares
+ * them with the clean-flush cuSPARSE), so that each run shows both.
  * GB/s counts each format's own bytes: its arrays read once, x read once, y written once.
  * The markdown table goes to stdout and, with --md, to FILE with the device, commit and date.
  */
@@ -81,14 +86,14 @@ typedef struct {
   int level;           /* 0: FCI; else truncated CI of that excitation level */
   int64_t ref_size;    /* 0: automatic */
   int stream;          /* CI matrices: also time streamed products (--stream 1) */
-  int clean_flush;     /* --clean-flush 1: L2 left holding clean lines before each timing */
+  int clean_flush;     /* 1 (default): L2 left holding clean lines before each timing; 0: dirty */
 } bench_args;
 
 static void usage_exit(const char *why) {
   fprintf(stderr,
           "spmv_bench: %s\nusage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] "
           "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1]] "
-          "[--reps N] [--clean-flush 1] "
+          "[--reps N] [--clean-flush 0|1] "
           "[--commit HASH] [--md FILE]\n",
           why);
   exit(1);
@@ -101,6 +106,7 @@ static void parse(int argc, char **argv, bench_args *a) {
   a->p.exp_nnz = 295;
   a->p.seed = 2018;
   a->reps = 50;
+  a->clean_flush = 1;
   a->commit = "unknown";
   a->md = NULL;
   a->fcidump = NULL;
@@ -144,7 +150,7 @@ static void parse(int argc, char **argv, bench_args *a) {
 typedef struct {
   cudaStream_t s;
   cudaEvent_t a, b;
-  void *flush, *clean; /* clean: NULL unless --clean-flush 1 */
+  void *flush, *clean; /* clean: NULL with --clean-flush 0 */
   size_t flush_bytes;
   int *sink;
 } timer;
@@ -675,6 +681,9 @@ static void write_md(const bench_args *a, const char *title, int argc, char **ar
                  "entries; ours with coded values %.1f MB.\n\n",
             f->dict_size, (long long)f->coded_nnz, (long long)(f->nnz - f->nnz_ref),
             f->coded_bytes / 1e6);
+  fprintf(out, "Before each timing L2 holds %s.\n\n",
+          a->clean_flush ? "clean lines of other data (a memset, then a read, of twice its size)"
+                         : "dirty lines (a memset of twice its size, `--clean-flush 0`)");
   fprintf(out, "Our single-vector launch, as chosen at upload (the fastest of those timed on the "
                "matrix, L2 not flushed): %s.\n\n", f->tuned);
   print_table(out, rows, copy_gbs, best_sp);
@@ -775,6 +784,19 @@ int main(int argc, char **argv) {
   sparse_spmv(&sp, 0, 0);
   add("cuSPARSE CSR ALG1", csr_fmt, csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
   double alg1 = ms;
+  /* With the clean flush: the median of a timing after the memset alone, L2 left dirty. */
+  auto median_dirty = [&](auto f) {
+    void *c = t.clean;
+    t.clean = NULL;
+    double m = median_ms(&t, a.reps, f);
+    t.clean = c;
+    return m;
+  };
+  if (t.clean) {
+    ms = median_dirty([&](int r) { sparse_spmv(&sp, 0, r % NROT); });
+    add("cuSPARSE CSR ALG1, L2 left dirty by the flush", csr_fmt, csr_b, 1, ms,
+        device_rel_err(dy[0], yref.data(), n));
+  }
   ms = median_ms(&t, a.reps, [&](int r) { sparse_spmv(&sp, 1, r % NROT); });
   sparse_spmv(&sp, 1, 0);
   add("cuSPARSE CSR ALG2", csr_fmt, csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
@@ -853,6 +875,13 @@ int main(int argc, char **argv) {
     die_on(cis_hyb_cuda_set_group(dd, CIS_HYB_CUDA_MAX_K));
     snprintf(name, sizeof name, "ours%s, timed again (spread)", tag);
     single(name);
+    if (t.clean) {
+      double t1 = median_dirty([&](int r) {
+        die_on(cis_hyb_cuda_apply(dd, 1, dx[r % NROT], dy[r % NROT]));
+      });
+      snprintf(name, sizeof name, "ours%s, L2 left dirty by the flush", tag);
+      add(name, fmt, bytes + xy, 1, t1, device_rel_err(dy[0], yref.data(), n));
+    }
   };
   /* The same upload with each row's entries in the row's own order instead of lane order
    * (docs/gpu.md), at the default sub-warp: what lane order gains. */
