@@ -228,9 +228,9 @@ static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
   else
     snprintf(what, sizeof what, "plain values");
   fprintf(out, "gpu kernel       %d lanes per row, %s, %d warps per multiprocessor: %.3f ms per "
-               "product%s%s (timed at upload, %.3f s)\n",
+               "product%s%s (timed at upload, %.3f s); up to %d vectors per pass\n",
           in->subwarp, what, in->tune_warps[k], in->tune_ms[k], len ? "; " : "", others,
-          in->tune_seconds);
+          in->tune_seconds, in->group);
 }
 
 static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FILE *out) {

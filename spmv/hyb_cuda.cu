@@ -396,17 +396,23 @@ cleanup:
  * plain values (the paper's kernel reads the resident CSR's values) or the cached blocks would
  * be read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
  * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
+static cis_err device_l2(int64_t *bytes) {
+  int dev = 0, l2 = 0;
+  CIS_CUDA(cudaGetDevice(&dev));
+  CIS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  *bytes = l2;
+  return CIS_OK;
+}
+
 static cis_err dict_setup(cis_hyb_cuda *d, int flags) {
   const cis_hyb *h = d->h;
   if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER)) return CIS_OK;
   if (!(flags & CIS_HYB_CUDA_CODED)) {
-    int dev = 0, l2 = 0;
-    int64_t cached = 0;
-    CIS_CUDA(cudaGetDevice(&dev));
-    CIS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    int64_t l2 = 0, cached = 0;
+    CIS_CALL(device_l2(&l2));
     for (int64_t b = 0; b < h->nblocks; b++)
       if (cis_csr_block_cached(&h->blocks[b])) cached += h->blocks[b].nnz * 12;
-    if (cached <= 2 * (int64_t)l2) return CIS_OK;
+    if (cached <= 2 * l2) return CIS_OK;
   }
   CIS_CALL(cis_vdict_build(h, CIS_VDICT_SAMPLE, CIS_DEVICE_DICT, &d->dict));
   d->info.dict_cover = d->dict.cover;
@@ -778,15 +784,11 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->coded_block = d->info.coded_block = CIS_CODED_BLOCK;
   d->subwarp = d->info.subwarp = pick_subwarp(h);
   d->lane_order = d->info.lane_order = (flags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
-  d->group = CIS_HYB_CUDA_MAX_K;
   d->tiled = tiled_layout(h, flags);
   if (d->tiled) {
     d->ntiles = tile_count(h);
     d->ngroups = group_count(h);
     d->info.tile_cols = CIS_TILE_COLS;
-    /* 8 vectors as two passes of 4: on the paper's 1M-row matrix, H200, 2.35 ms a vector
-     * against 2.42 in one pass of 8 (H100: 2.58 both ways; docs/BENCHMARKS.md) */
-    d->group = 4;
   }
   CIS_CALL(slots_create(d));
   double t0 = cis_wtime();
@@ -802,6 +804,19 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   t0 = cis_wtime();
   CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
   d->info.csr_seconds = cis_wtime() - t0;
+  {
+    /* Vectors per pass: a matrix larger than the L2 cache runs 8 vectors as two passes of 4,
+     * which on an H200 took the paper's matrix in 0.0447 ms a vector against 0.0496 in one
+     * pass, FCI 1.74 against 1.90 ms (plain values) and 1.89 against 1.97 (coded), and the 1M-row
+     * matrix in tiles 2.35 against 2.42. One that fits runs them in one pass: H2O CISDT, plain,
+     * 11.2 us a vector against 11.6 (docs/BENCHMARKS.md, commit 0a30547 and e690ab1). */
+    int64_t l2 = 0, streamed = h->nnz_exp; /* the streamed blocks' entries, 12 bytes each */
+    for (int64_t b = 0; b < h->nblocks; b++)
+      if (resident[b]) streamed -= h->blocks[b].nnz;
+    int64_t bytes = d->info.ell_bytes + d->info.csr_bytes + 12 * streamed;
+    CIS_TRY(device_l2(&l2));
+    d->group = d->info.group = bytes > l2 ? 4 : CIS_HYB_CUDA_MAX_K;
+  }
   CIS_TRY(dev_alloc(&d->xt, (size_t)h->n * CIS_HYB_CUDA_MAX_K * 8, "multi-vector workspace"));
   d->info.work_bytes = h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
   if (d->nstream > 0 && !h->regen && h->ncached < h->nblocks)
@@ -918,7 +933,7 @@ cis_err cis_hyb_cuda_set_plain_launch(cis_hyb_cuda *d, int which) {
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k) {
   CIS_CHECK(k >= 1 && k <= CIS_HYB_CUDA_MAX_K, CIS_ERR_USAGE,
             "%d vectors per pass: expected 1..%d", k, CIS_HYB_CUDA_MAX_K);
-  d->group = k;
+  d->group = d->info.group = k;
   return CIS_OK;
 }
 

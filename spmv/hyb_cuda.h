@@ -83,6 +83,8 @@ typedef struct {
                               block) */
   int csr_bits;            /* resident Expansion columns: 16 or 32 bits */
   int subwarp;             /* lanes per row in our kernels */
+  int group;               /* vectors per pass of the multi-vector kernel: 4 when the matrix
+                              is larger than the L2 cache, else 8 (cis_hyb_cuda_set_group) */
   int lane_order;          /* lanes the resident entries were ordered for (0: row order) */
   int coded_block;         /* threads per block of the kernel with coded values */
   int plain_launch;        /* build of the plain single-vector kernel, 0..2 (docs/gpu.md) */
@@ -138,7 +140,8 @@ cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads);
 /* Build of the plain single-vector kernel (0..CIS_HYB_CUDA_PLAIN_LAUNCHES - 1, see
  * tune_candidates) in place of the one timed fastest at upload (benchmarks, tests). */
 cis_err cis_hyb_cuda_set_plain_launch(cis_hyb_cuda *d, int which);
-/* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (default the maximum). */
+/* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (the upload's choice:
+ * cis_hyb_cuda_info.group). */
 cis_err cis_hyb_cuda_set_group(cis_hyb_cuda *d, int k);
 /* Time every product with events (cis_hyb_cuda_get_times). Each product then waits for its
  * last kernel before returning; off by default (benchmarks time from outside). */
