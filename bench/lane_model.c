@@ -109,8 +109,8 @@ int main(int argc, char **argv) {
       }
     }
     for (int64_t l = 0; l < B->nrows; l++) {
-      int64_t r = B->row0 + l, s = r / e->slice;
-      const int32_t *ec = e->col + e->slice_ptr[s] + (r % e->slice) * e->slice_width[s];
+      int64_t r = B->row0 + l;
+      const int32_t *ec = e->col + cis_ell_row_start(e, r);
       const int32_t *xc = B->col + B->rowptr[l];
       int64_t xlen = B->rowptr[l + 1] - B->rowptr[l];
       for (int order = 0; order < 2; order++) {

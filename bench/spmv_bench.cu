@@ -344,8 +344,7 @@ static void csr_offsets(const cis_hyb *h, std::vector<int64_t> &rp, int64_t *max
 /* Row r's entries (ELL part, then Expansion part) into col/val; returns their count. */
 static int64_t csr_row(const cis_hyb *h, int64_t r, int32_t *col, double *val) {
   const cis_ell *e = &h->ell;
-  int64_t q = 0, s = r / e->slice;
-  int64_t base = e->slice_ptr[s] + (r % e->slice) * e->slice_width[s];
+  int64_t q = 0, base = cis_ell_row_start(e, r);
   for (int32_t t = 0; t < e->row_len[r]; t++, q++) {
     col[q] = e->col[base + t];
     val[q] = e->val[base + t];

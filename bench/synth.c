@@ -102,7 +102,7 @@ static cis_err hyb_ell(const synth_csr *m, int64_t boundary, cis_ell *e) {
   CIS_CALL(cis_calloc(&e->val, (size_t)entries, sizeof *e->val, "ELL values"));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i++) {
-    int64_t s = i / SYNTH_SLICE, q = e->slice_ptr[s] + (i % SYNTH_SLICE) * e->slice_width[s];
+    int64_t q = cis_ell_row_start(e, i);
     memcpy(e->col + q, m->col + m->rowptr[i], (size_t)e->row_len[i] * sizeof *e->col);
     memcpy(e->val + q, m->val + m->rowptr[i], (size_t)e->row_len[i] * sizeof *e->val);
   }

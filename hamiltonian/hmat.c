@@ -64,7 +64,7 @@ static cis_err make_hpp(cis_hmat *h) {
   int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
   CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
   for (int64_t i = 0; i < m; i++) {
-    int64_t q0 = e->slice_ptr[i / e->slice] + (i % e->slice) * e->slice_width[i / e->slice];
+    int64_t q0 = cis_ell_row_start(e, i);
     for (int32_t t = 0; t < e->row_len[i]; t++)
       if (e->col[q0 + t] < m) h->hpp[i + e->col[q0 + t] * m] = e->val[q0 + t];
   }
@@ -308,7 +308,7 @@ static void ell_pack(cis_hyb *hy, ref_buf *ref) {
     const cis_csr_block *blk = &hy->blocks[b];
     int64_t at = 0;
     for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
-      int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
+      int64_t q0 = cis_ell_row_start(e, r);
       memcpy(e->col + q0, ref[b].col + at, sizeof(int32_t) * (size_t)e->row_len[r]);
       memcpy(e->val + q0, ref[b].val + at, sizeof(double) * (size_t)e->row_len[r]);
       at += e->row_len[r];
@@ -560,7 +560,7 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
     }
     for (int64_t l = 0; l < blk->nrows; l++) {
       int64_t r = blk->row0 + l;
-      int64_t q0 = e->slice_ptr[r / e->slice] + (r % e->slice) * e->slice_width[r / e->slice];
+      int64_t q0 = cis_ell_row_start(e, r);
       /* Reference columns all precede Expansion columns: sorting each part sorts the row. */
       CIS_TRY(append_row(out, &cap, e->col + q0, e->val + q0, e->row_len[r]));
       int64_t len = e->row_len[r];

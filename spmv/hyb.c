@@ -211,18 +211,11 @@ cleanup:
 
 /* ---- the CPU product ---------------------------------------------------------------------- */
 
-/* Row r's ELL entries: its columns and values, row_len[r] of them. */
-static void ell_entries_of(const cis_ell *e, int64_t r, const int32_t **col, const double **val) {
-  int64_t s = r / e->slice, q = e->slice_ptr[s] + (r - s * e->slice) * e->slice_width[s];
-  *col = e->col + q;
-  *val = e->val + q;
-}
-
 /* Y[i, :] = ELL row i times X (overwrites). */
 static void ell_row(const cis_ell *e, int64_t n, int k, const double *X, double *Y, int64_t i) {
-  const int32_t *c;
-  const double *v;
-  ell_entries_of(e, i, &c, &v);
+  const int64_t q = cis_ell_row_start(e, i);
+  const int32_t *c = e->col + q;
+  const double *v = e->val + q;
   int32_t len = e->row_len[i];
   for (int j = 0; j < k; j++) {
     const double *x = X + (int64_t)j * n;
@@ -349,10 +342,9 @@ int64_t cis_ell_tile_offsets(const cis_ell *e, int64_t group, int rows, int tile
   int64_t row0 = group * rows, total = 0;
   memset(off, 0, (size_t)(ntiles * rows + 1) * sizeof *off);
   for (int l = 0; l < rows && row0 + l < e->nrows; l++) {
-    const int32_t *col;
-    const double *val;
-    ell_entries_of(e, row0 + l, &col, &val);
-    for (int32_t t = 0; t < e->row_len[row0 + l]; t++) off[(int64_t)(col[t] / tile_cols) * rows + l]++;
+    const int32_t *col = e->col + cis_ell_row_start(e, row0 + l);
+    for (int32_t t = 0; t < e->row_len[row0 + l]; t++)
+      off[(int64_t)(col[t] / tile_cols) * rows + l]++;
   }
   for (int64_t i = 0; i < ntiles * rows; i++) {
     uint32_t c = off[i];
@@ -369,9 +361,9 @@ void cis_ell_tile_fill(const cis_ell *e, int64_t group, int rows, int tile_cols,
   int64_t row0 = group * rows;
   memcpy(cursor, off, (size_t)(ntiles * rows) * sizeof *cursor);
   for (int l = 0; l < rows && row0 + l < e->nrows; l++) {
-    const int32_t *c;
-    const double *v;
-    ell_entries_of(e, row0 + l, &c, &v);
+    const int64_t q = cis_ell_row_start(e, row0 + l);
+    const int32_t *c = e->col + q;
+    const double *v = e->val + q;
     for (int32_t t = 0; t < e->row_len[row0 + l]; t++) {
       int32_t tile = c[t] / tile_cols;
       uint32_t at = cursor[(int64_t)tile * rows + l]++;

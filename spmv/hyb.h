@@ -68,6 +68,12 @@ typedef struct {
 
 static inline int cis_csr_block_cached(const cis_csr_block *b) { return b->val != 0; }
 
+/* Where row r's ELL entries start in col/val (see the layout above). */
+static inline int64_t cis_ell_row_start(const cis_ell *e, int64_t r) {
+  int64_t s = r / e->slice;
+  return e->slice_ptr[s] + (r - s * e->slice) * e->slice_width[s];
+}
+
 /* Make room for `cap` entries and nrows+1 row pointers (keeps contents). */
 cis_err cis_csr_block_reserve(cis_csr_block *b, int64_t nrows, int64_t cap);
 void cis_csr_block_free(cis_csr_block *b);
