@@ -356,7 +356,9 @@ static cis_err tiles_create(cis_hyb_cuda *d, const cis_ell *e) {
     bad |= c < 0;
     base[g + 1] = c;
   }
-  if (bad) CIS_FAIL(CIS_ERR_INTERNAL, "upload: a group of %d rows has 2^32 Reference entries or more", CIS_TILE_ROWS);
+  if (bad)
+    CIS_FAIL(CIS_ERR_INTERNAL, "upload: a group of %d rows has 2^32 Reference entries or more",
+             CIS_TILE_ROWS);
   for (int64_t g = 0; g < ng; g++) {
     chunk = CIS_MAX(chunk, base[g + 1]);
     base[g + 1] += base[g];
@@ -392,10 +394,7 @@ cleanup:
   return err;
 }
 
-/* The value dictionary and the coded entries of every cached block, unless the caller wants
- * plain values (the paper's kernel reads the resident CSR's values) or the cached blocks would
- * be read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
- * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
+/* The current device's L2 cache, in bytes. */
 static cis_err device_l2(int64_t *bytes) {
   int dev = 0, l2 = 0;
   CIS_CUDA(cudaGetDevice(&dev));
@@ -404,6 +403,10 @@ static cis_err device_l2(int64_t *bytes) {
   return CIS_OK;
 }
 
+/* The value dictionary and the coded entries of every cached block, unless the caller wants
+ * plain values (the paper's kernel reads the resident CSR's values) or the cached blocks would
+ * be read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
+ * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
 static cis_err dict_setup(cis_hyb_cuda *d, int flags) {
   const cis_hyb *h = d->h;
   if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER)) return CIS_OK;
@@ -1000,17 +1003,17 @@ static void launch_main_c(cis_hyb_cuda *d, const double *xt, double *Y, int64_t 
 }
 
 static cis_tiled_view tiled_view(const cis_hyb_cuda *d) {
-  cis_tiled_view v = {d->n, d->h->ell.boundary, d->ntiles, d->tbase, d->toff, d->tcol, d->tval};
+  cis_tiled_view v = {d->n, d->ntiles, d->tbase, d->toff, d->tcol, d->tval};
   return v;
 }
 
-/* The tiled kernel: one block per group of rows, its shared memory set for K vectors. */
+/* The tiled kernel: one block per group of rows, its shared memory sized for K vectors (within
+ * the 48 KB a block gets without asking). */
+static_assert(cis_tiled_shared(CIS_HYB_CUDA_MAX_K) <= 48 * 1024,
+              "the tiled kernel's shared memory for CIS_HYB_CUDA_MAX_K vectors exceeds 48 KB");
 template <int W, int K, typename CE, bool CODED>
-static cis_err launch_tiled_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+static void launch_tiled_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   const size_t sh = cis_tiled_shared(K);
-  if (sh > 48 * 1024)
-    CIS_CUDA(cudaFuncSetAttribute(cis_tiled_kernel<W, K, CE, CODED>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
   if (d->probe_warps) {
     int blocks = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -1022,24 +1025,24 @@ static cis_err launch_tiled_t(cis_hyb_cuda *d, const double *xt, double *Y, int6
   cis_tiled_kernel<W, K, CE, CODED>
       <<<(unsigned)d->ngroups, CIS_TILE_BLOCK, sh, d->stream>>>(
           tiled_view(d), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y, ldy);
-  return CIS_OK;
 }
 
 template <int W, int K, bool CODED>
-static cis_err launch_tiled_c(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
-  if (d->csr_bits == 16) return launch_tiled_t<W, K, uint16_t, CODED>(d, xt, Y, ldy);
-  return launch_tiled_t<W, K, int32_t, CODED>(d, xt, Y, ldy);
+static void launch_tiled_c(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  if (d->csr_bits == 16)
+    launch_tiled_t<W, K, uint16_t, CODED>(d, xt, Y, ldy);
+  else
+    launch_tiled_t<W, K, int32_t, CODED>(d, xt, Y, ldy);
 }
 
 template <int W, int K>
 static cis_err launch_main_wk(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   if (d->n == 0) return CIS_OK;
-  if (d->tiled) {
-    if (d->ctable)
-      CIS_CALL((launch_tiled_c<W, K, true>(d, xt, Y, ldy)));
-    else
-      CIS_CALL((launch_tiled_c<W, K, false>(d, xt, Y, ldy)));
-  } else if (d->ctable)
+  if (d->tiled && d->ctable)
+    launch_tiled_c<W, K, true>(d, xt, Y, ldy);
+  else if (d->tiled)
+    launch_tiled_c<W, K, false>(d, xt, Y, ldy);
+  else if (d->ctable)
     launch_main_c<W, K, true>(d, xt, Y, ldy);
   else
     launch_main_c<W, K, false>(d, xt, Y, ldy);

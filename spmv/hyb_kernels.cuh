@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
 #define CIS_TILE_LANES 8
 
 struct cis_tiled_view {
-  int64_t nrows, boundary, ntiles;
+  int64_t nrows, ntiles;
   const int64_t *base;  /* groups + 1: each group's first entry */
   const uint32_t *off;  /* per group, ntiles * CIS_TILE_ROWS + 1 */
   const uint16_t *col;  /* column - the tile's first column */

@@ -5,8 +5,8 @@
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
- * columns), the Reference region as one ELL block and in column tiles (the default above 32768
- * columns, forced below it), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
+ * columns), the Reference region as one ELL block and in column tiles (by default where it is
+ * wide and dense enough, forced elsewhere), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
  * values coded through a dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
