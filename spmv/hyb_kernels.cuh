@@ -166,14 +166,15 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
 }
 
 /* Y = (ELL + resident CSR) X: every row of Y written once; CODED: the resident CSR has a coded
- * part too. Blocks of any size up to the bound (a multiple of W). Each part's offsets are
- * loaded when it starts: loading all of them first saved a trip to memory per row but took 40
- * registers instead of 32 with coded values, halving the resident blocks of 1024 threads
- * (3.78 ms against 2.94 on H2O/6-31G FCI, docs/BENCHMARKS.md). OCC (plain values, k = 1)
+ * part too. Blocks of any size up to the bound (a multiple of W). OCC (plain values, k = 1)
  * picks the register budget: 0 leaves it to ptxas (40 registers, 48 warps per multiprocessor
  * on sm_90), 1 asks for 8 blocks of 256 threads per multiprocessor (32 registers, 64 warps), 2
- * for one block (48 registers, 40 warps). Which is fastest depends on the matrix; the upload
- * times them (cis_hyb_cuda_info.tune_ms). */
+ * for one block (52 registers, 32 warps). Which is fastest depends on the matrix; the upload
+ * times them (cis_hyb_cuda_info.tune_ms). Builds 0 and 2 load the row's offsets (ELL and CSR)
+ * before its entries: 3% faster on H2O CISDT, 2% on FCI (H200, docs/BENCHMARKS.md). Build 1
+ * would spill at 32 registers, the coded kernel would take 40 registers instead of 32 (3.78 ms
+ * against 2.94 on FCI: half the resident blocks of 1024 threads), and the plain k = 4 product
+ * was 1.7% slower on FCI: those load each part's offsets when it starts. */
 template <int W, int K, typename CI, typename CE, bool CODED, int OCC>
 __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
                                   OCC == 1 ? 2048 / CIS_HYB_BLOCK : (OCC == 2 ? 1 : 0))
@@ -187,10 +188,18 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
   for (int j = 0; j < K; j++) acc[j] = 0.0;
   if (active) {
     int64_t s = row / e.slice;
-    cis_ell_row<W, K, CI>(e, e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s],
-                          e.row_len[row], lane, xt, acc);
-    if constexpr (CODED) cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
-    cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
+    if constexpr (K == 1 && !CODED && OCC != 1) {
+      int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
+      int len = e.row_len[row];
+      int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
+      cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
+      cis_csr_row<W, K, CE>(m, p0, p1, lane, xt, acc);
+    } else {
+      cis_ell_row<W, K, CI>(e, e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s],
+                            e.row_len[row], lane, xt, acc);
+      if constexpr (CODED) cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
+      cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
+    }
   }
   cis_row_store<W, K, false>(acc, lane, active, row, Y, ldy);
 }
