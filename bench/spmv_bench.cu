@@ -32,6 +32,9 @@
  * memset alone (rows "L2 left dirty by the flush"; their "vs best cuSPARSE" column compares
  * them with the clean-flush cuSPARSE), so that each run shows both.
  * GB/s counts each format's own bytes: its arrays read once, x read once, y written once.
+ * Rows "reading ... bytes alone" time a read of as many bytes as our upload moves, as one
+ * array with nothing else to do: the bound of any product of that size, which for a short
+ * product lies well below the copy rate of 1 GiB.
  * The markdown table goes to stdout and, with --md, to FILE with the device, commit and date.
  */
 #include <math.h>
@@ -165,6 +168,24 @@ __global__ void read_kernel(const double *__restrict__ p, size_t n, int *sink) {
   if (s != s) *sink = 1;
 }
 
+/* Reads n 16-byte words with streaming loads, four in flight per thread (and stores only if
+ * their sum is NaN): the time of moving a product's bytes with nothing else to do. */
+__global__ void stream_kernel(const double2 *__restrict__ p, size_t n, int *sink) {
+  double s = 0.0;
+  const size_t step = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + 3 * step < n; i += 4 * step) {
+    double2 a = __ldcs(p + i), b = __ldcs(p + i + step), c = __ldcs(p + i + 2 * step),
+            d = __ldcs(p + i + 3 * step);
+    s += (a.x + a.y) + (b.x + b.y) + (c.x + c.y) + (d.x + d.y);
+  }
+  for (; i < n; i += step) {
+    double2 a = __ldcs(p + i);
+    s += a.x + a.y;
+  }
+  if (s != s) *sink = 1;
+}
+
 template <class F>
 static double median_ms(timer *t, int reps, F f) {
   std::vector<float> ms;
@@ -225,6 +246,8 @@ static void print_table(FILE *f, const std::vector<row> &rows, double copy_gbs, 
             r.bytes / 1e6, r.ms, per, gbs, 100.0 * gbs / copy_gbs);
     if (r.err >= 0)
       fprintf(f, "%.2fx | %.1e |\n", best_sp / per, r.err);
+    else if (r.err != r.err) /* no product: a ratio, no error */
+      fprintf(f, "%.2fx | - |\n", best_sp / per);
     else
       fprintf(f, "- | - |\n");
   }
@@ -922,6 +945,29 @@ int main(int argc, char **argv) {
   }
   time_ours_all(d, info, f.dict_size ? ", plain values" : "");
   time_row_order(CIS_HYB_CUDA_PLAIN, f.dict_size ? ", plain values" : "");
+  {
+    /* What a product of this size could reach: our upload's bytes (x and y included) read as
+     * one array, timed like the products. Its "vs best cuSPARSE" bounds ours on this matrix
+     * (BENCHMARKS.md: a short product does not reach the copy rate of 1 GiB). */
+    auto time_read = [&](double bytes, const char *nm) {
+      size_t words = (size_t)(bytes / 16) + 1;
+      double2 *buf = NULL;
+      CK(cudaMalloc(&buf, words * 16));
+      CK(cudaMemset(buf, 0, words * 16));
+      unsigned grid = (unsigned)prop.multiProcessorCount * 8;
+      double m = median_ms(&t, a.reps, [&](int) {
+        stream_kernel<<<grid, 256, 0, t.s>>>(buf, words, t.sink);
+        CK(cudaGetLastError());
+      });
+      CK(cudaStreamSynchronize(t.s));
+      CK(cudaFree(buf));
+      add(nm, "one array", bytes, 1, m, NAN);
+    };
+    time_read((double)(info.ell_bytes + info.csr_bytes) + xy,
+              f.dict_size ? "reading the plain upload's bytes alone" : "reading our bytes alone");
+    if (f.coded_bytes > 0)
+      time_read(f.coded_bytes + xy, "reading the coded upload's bytes alone");
+  }
   {
     /* the Reference region's other layout: in column tiles when the upload kept one sliced
      * ELL block, and the reverse (docs/gpu.md) */
