@@ -188,15 +188,14 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
   for (int j = 0; j < K; j++) acc[j] = 0.0;
   if (active) {
     int64_t s = row / e.slice;
+    const int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
+    const int len = e.row_len[row];
     if constexpr (K == 1 && !CODED && OCC != 1) {
-      int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
-      int len = e.row_len[row];
       int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
       cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
       cis_csr_row<W, K, CE>(m, p0, p1, lane, xt, acc);
     } else {
-      cis_ell_row<W, K, CI>(e, e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s],
-                            e.row_len[row], lane, xt, acc);
+      cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
       if constexpr (CODED) cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
       cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
     }
