@@ -15,11 +15,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# Python with h5py and numpy is used by a few tests (converter round trips); they are skipped
-# when it is missing. Try Debian's packages first, then pip for a non-system python3.
+# Python with h5py and numpy is used by a few tests (converter round trips), and the converter
+# scripts/to_input_h5.py reads FCIDUMPs with PySCF; those tests are skipped when they are
+# missing. Try Debian's packages first, then pip for a non-system python3.
 if ! python3 -c 'import h5py, numpy' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-h5py python3-numpy >/dev/null 2>&1 || true
   python3 -c 'import h5py, numpy' 2>/dev/null || python3 -m pip install -q h5py numpy 2>/dev/null || \
     echo "setup: note: python3 h5py/numpy not available; the tests that need them will be skipped"
+fi
+if ! python3 -c 'import pyscf' 2>/dev/null; then
+  python3 -m pip install -q pyscf 2>/dev/null || \
+    echo "setup: note: python3 pyscf not available; the converter test will be skipped"
 fi
 echo "setup: ok"
