@@ -966,6 +966,26 @@ static cis_coded_view<CE> coded_view(const cis_hyb_cuda *d) {
   return v;
 }
 
+/* Launch a product kernel on d->stream. One of several vectors (K > 1) always follows the
+ * kernel that interleaves X (apply_group), and starts as its programmatic dependent: its blocks
+ * load their rows' offsets while the interleave finishes (hyb_kernels.cuh, cis_grid_wait).
+ * Errors reach cudaGetLastError like those of a <<<>>> launch. */
+template <int K, typename... P, typename... A>
+static void launch_kernel(cis_hyb_cuda *d, void (*kern)(P...), unsigned grid, unsigned block,
+                          size_t sh, A... args) {
+  cudaLaunchAttribute at;
+  at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(block);
+  cfg.dynamicSmemBytes = sh;
+  cfg.stream = d->stream;
+  cfg.attrs = &at;
+  cfg.numAttrs = K > 1 ? 1 : 0;
+  (void)cudaLaunchKernelEx(&cfg, kern, args...);
+}
+
 template <int W, int K, typename CI, typename CE, bool CODED, int OCC>
 static void launch_main_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   const int b = CODED ? d->coded_block : CIS_HYB_BLOCK;
@@ -976,9 +996,9 @@ static void launch_main_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t 
       blocks = 0;
     d->probe_warps = blocks * b / 32;
   }
-  cis_hyb_kernel<W, K, CI, CE, CODED, OCC><<<grid_for(d->n, W, b), b, 0, d->stream>>>(
-      ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y,
-      ldy);
+  launch_kernel<K>(d, cis_hyb_kernel<W, K, CI, CE, CODED, OCC>, grid_for(d->n, W, b), b, 0,
+                   ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col),
+                   coded_view<CE>(d), xt, Y, ldy);
 }
 
 /* The plain single-vector kernel in its three builds (d->plain_launch). */
@@ -1022,9 +1042,9 @@ static void launch_tiled_t(cis_hyb_cuda *d, const double *xt, double *Y, int64_t
       blocks = 0;
     d->probe_warps = blocks * CIS_TILE_BLOCK / 32;
   }
-  cis_tiled_kernel<W, K, CE, CODED>
-      <<<(unsigned)d->ngroups, CIS_TILE_BLOCK, sh, d->stream>>>(
-          tiled_view(d), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y, ldy);
+  launch_kernel<K>(d, cis_tiled_kernel<W, K, CE, CODED>, (unsigned)d->ngroups, CIS_TILE_BLOCK, sh,
+                   tiled_view(d), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), xt, Y,
+                   ldy);
 }
 
 template <int W, int K, bool CODED>

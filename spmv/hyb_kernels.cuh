@@ -69,6 +69,23 @@ struct cis_col_pair<int32_t> {
   typedef int4 quad;
 };
 
+/* A product of several vectors is launched as the programmatic dependent of the kernel that
+ * interleaves X (hyb_cuda.cu, launch_kernel): its blocks start, and load their rows' offsets,
+ * while the interleave finishes, and wait for it here before they read x. The interleave lets
+ * them start as soon as each of its blocks has started (cis_grid_release). Without such a
+ * launch, or before sm_90, both are no-ops. */
+__device__ __forceinline__ void cis_grid_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void cis_grid_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 /* acc[j] += v * x_j[c] for the K interleaved vectors. */
 template <int K>
 __device__ __forceinline__ void cis_fma_x(double (&acc)[K], double v,
@@ -195,6 +212,7 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
       cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
       cis_csr_row<W, K, CE>(m, p0, p1, lane, xt, acc);
     } else {
+      if constexpr (K > 1) cis_grid_wait();
       cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
       if constexpr (CODED) cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
       cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
@@ -247,6 +265,7 @@ __global__ void __launch_bounds__(CIS_TILE_BLOCK)
   const double *val = tv.val + tv.base[g];
   const int tl = threadIdx.x % CIS_TILE_LANES;
   for (int i = threadIdx.x; i < CIS_TILE_ROWS * K; i += blockDim.x) part[i] = 0.0;
+  if constexpr (K > 1) cis_grid_wait();
   for (int64_t t = 0; t < tv.ntiles; t++) {
     int64_t c0 = t * CIS_TILE_COLS;
     const double *xg = xt + c0 * K;
@@ -326,6 +345,7 @@ __global__ void cis_widen_kernel(const uint16_t *__restrict__ c16, int64_t m,
 __global__ void cis_interleave_kernel(const double *__restrict__ X, int64_t ldx, int64_t n,
                                       int k, double *__restrict__ Xt) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  cis_grid_release();
   if (i >= n) return;
   for (int j = 0; j < k; j++) Xt[i * k + j] = X[i + (int64_t)j * ldx];
 }
