@@ -55,6 +55,8 @@ struct cis_hyb_cuda {
   int plain_launch;   /* build of the plain single-vector kernel (hyb_kernels.cuh, OCC) */
   int probe_warps;    /* nonzero: the next launch stores its warps per multiprocessor here */
   int group; /* vectors per pass of the multi-vector kernel */
+  int pdl;   /* the kernels were compiled for sm_90 or later: products of several vectors start
+                as programmatic dependents of the interleave (launch_kernel) */
   /* the Reference region in column tiles (tiled != 0; spmv/hyb.h, cis_ell_tile_offsets):
    * ngroups groups of CIS_TILE_ROWS rows, ntiles tiles of CIS_TILE_COLS columns */
   int tiled;
@@ -820,6 +822,13 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     CIS_TRY(device_l2(&l2));
     d->group = d->info.group = bytes > l2 ? 4 : CIS_HYB_CUDA_MAX_K;
   }
+  {
+    /* griddepcontrol is in the kernels only where their PTX is for sm_90 or later (a binary
+     * built for an older architecture and run here JIT-compiles older PTX) */
+    cudaFuncAttributes fa;
+    CIS_CUDA_TRY(cudaFuncGetAttributes(&fa, cis_interleave_kernel));
+    d->pdl = fa.ptxVersion >= 90;
+  }
   CIS_TRY(dev_alloc(&d->xt, (size_t)h->n * CIS_HYB_CUDA_MAX_K * 8, "multi-vector workspace"));
   d->info.work_bytes = h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
   if (d->nstream > 0 && !h->regen && h->ncached < h->nblocks)
@@ -967,9 +976,10 @@ static cis_coded_view<CE> coded_view(const cis_hyb_cuda *d) {
 }
 
 /* Launch a product kernel on d->stream. One of several vectors (K > 1) always follows the
- * kernel that interleaves X (apply_group), and starts as its programmatic dependent: its blocks
- * load their rows' offsets while the interleave finishes (hyb_kernels.cuh, cis_grid_wait).
- * Errors reach cudaGetLastError like those of a <<<>>> launch. */
+ * kernel that interleaves X (apply_group), and starts as its programmatic dependent where the
+ * kernels wait for it (d->pdl): its blocks load their rows' offsets while the interleave
+ * finishes (hyb_kernels.cuh, cis_grid_wait). Errors reach cudaGetLastError like those of a
+ * <<<>>> launch. */
 template <int K, typename... P, typename... A>
 static void launch_kernel(cis_hyb_cuda *d, void (*kern)(P...), unsigned grid, unsigned block,
                           size_t sh, A... args) {
@@ -982,7 +992,7 @@ static void launch_kernel(cis_hyb_cuda *d, void (*kern)(P...), unsigned grid, un
   cfg.dynamicSmemBytes = sh;
   cfg.stream = d->stream;
   cfg.attrs = &at;
-  cfg.numAttrs = K > 1 ? 1 : 0;
+  cfg.numAttrs = K > 1 && d->pdl ? 1 : 0;
   (void)cudaLaunchKernelEx(&cfg, kern, args...);
 }
 
