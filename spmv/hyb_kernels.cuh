@@ -192,11 +192,12 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
  * would spill at 32 registers, the coded kernel would take 40 registers instead of 32 (3.78 ms
  * against 2.94 on FCI: half the resident blocks of 1024 threads), and the plain k = 4 product
  * was 1.7% slower on FCI: those load each part's offsets when it starts. */
-/* Threads a multiprocessor holds: 2048 on sm_80 and sm_90, fewer on sm_75 and sm_86/87/89,
- * where build 1 asks for as many as there are. */
+/* Threads a multiprocessor holds: 2048 on sm_80 and sm_90, fewer on sm_75, sm_86/87/89 and
+ * sm_120, where build 1 asks for as many as there are. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 #define CIS_SM_THREADS 1024
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || \
+                                 __CUDA_ARCH__ == 1200)
 #define CIS_SM_THREADS 1536
 #else
 #define CIS_SM_THREADS 2048
