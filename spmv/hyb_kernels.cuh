@@ -182,6 +182,17 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
     }
 }
 
+/* Threads a multiprocessor holds: 2048 on sm_80 and sm_90, fewer on sm_75, sm_86/87/89 and
+ * sm_120, where build 1 of cis_hyb_kernel asks for as many as there are. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define CIS_SM_THREADS 1024
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || \
+                                 __CUDA_ARCH__ == 890 || __CUDA_ARCH__ == 1200)
+#define CIS_SM_THREADS 1536
+#else
+#define CIS_SM_THREADS 2048
+#endif
+
 /* Y = (ELL + resident CSR) X: every row of Y written once; CODED: the resident CSR has a coded
  * part too. Blocks of any size up to the bound (a multiple of W). OCC (plain values, k = 1)
  * picks the register budget: 0 leaves it to ptxas (40 registers, 48 warps per multiprocessor
@@ -192,16 +203,6 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
  * would spill at 32 registers, the coded kernel would take 40 registers instead of 32 (3.78 ms
  * against 2.94 on FCI: half the resident blocks of 1024 threads), and the plain k = 4 product
  * was 1.7% slower on FCI: those load each part's offsets when it starts. */
-/* Threads a multiprocessor holds: 2048 on sm_80 and sm_90, fewer on sm_75, sm_86/87/89 and
- * sm_120, where build 1 asks for as many as there are. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-#define CIS_SM_THREADS 1024
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || \
-                                 __CUDA_ARCH__ == 1200)
-#define CIS_SM_THREADS 1536
-#else
-#define CIS_SM_THREADS 2048
-#endif
 template <int W, int K, typename CI, typename CE, bool CODED, int OCC>
 __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
                                   OCC == 1 ? CIS_SM_THREADS / CIS_HYB_BLOCK : (OCC == 2 ? 1 : 0))
