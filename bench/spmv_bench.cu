@@ -3,7 +3,7 @@
  * Hamiltonian of an FCIDUMP, in one run.
  *
  * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--seed S]
- *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1]]
+ *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1] [--order rcm]]
  *                   [--reps N] [--clean-flush 0|1] [--commit HASH] [--md FILE]
  * Defaults: the paper's matrix (32,768 rows, Reference region 3,276 columns with 655 nonzeros
  * per row, ~1% density elsewhere = 295 per row). With --fcidump: the Hamiltonian that cisolve
@@ -12,6 +12,9 @@
  * (--level 3 = CISDT), Reference region automatic unless --ref-size. A CI matrix is also
  * applied as its upper triangle alone (the transpose by atomics), and with --stream 1 with no
  * Expansion block resident (streamed from the host cache, then regenerated), timed by parts.
+ * --order rcm renumbers the Expansion determinants of the CI matrix by reverse Cuthill-McKee
+ * (the Reference rows keep their places) before anything is timed, for every kernel alike: an
+ * experiment on the order of the rows (docs/BENCHMARKS.md); cisolve keeps its own order.
  * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
  * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
  * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
@@ -88,6 +91,7 @@ typedef struct {
   const char *fcidump; /* NULL: the synthetic matrix */
   int level;           /* 0: FCI; else truncated CI of that excitation level */
   int64_t ref_size;    /* 0: automatic */
+  int order;           /* 1: Expansion rows renumbered by reverse Cuthill-McKee (--order rcm) */
   int stream;          /* CI matrices: also time streamed products (--stream 1) */
   int clean_flush;     /* 1 (default): L2 left holding clean lines before each timing; 0: dirty */
 } bench_args;
@@ -95,7 +99,8 @@ typedef struct {
 static void usage_exit(const char *why) {
   fprintf(stderr,
           "spmv_bench: %s\nusage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] "
-          "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1]] "
+          "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1] "
+          "[--order rcm]] "
           "[--reps N] [--clean-flush 0|1] "
           "[--commit HASH] [--md FILE]\n",
           why);
@@ -132,6 +137,11 @@ static void parse(int argc, char **argv, bench_args *a) {
       a->fcidump = v;
       continue;
     }
+    if (strcmp(o, "--order") == 0) {
+      if (strcmp(v, "rcm") != 0 && strcmp(v, "ours") != 0) usage_exit("--order: rcm or ours");
+      a->order = strcmp(v, "rcm") == 0;
+      continue;
+    }
     die_on(cis_parse_int(v, o, &x));
     if (strcmp(o, "--rows") == 0) a->p.n = x;
     else if (strcmp(o, "--ref-cols") == 0) a->p.ref_cols = x;
@@ -146,6 +156,7 @@ static void parse(int argc, char **argv, bench_args *a) {
     else usage_exit("unknown option");
   }
   if (a->reps < 3) usage_exit("--reps must be at least 3");
+  if (a->order && (!a->fcidump || a->stream)) usage_exit("--order rcm needs --fcidump, not --stream");
 }
 
 /* ---- timing ------------------------------------------------------------------------------ */
@@ -316,6 +327,75 @@ static void matrix_synthetic(const bench_args *a, bench_matrix *bm) {
            (long long)a->p.ref_cols, a->p.ref_nnz, a->p.exp_nnz);
 }
 
+/* Reverse Cuthill-McKee over the Expansion rows [nref, n) of a symmetric CSR (the Reference
+ * rows keep their places): perm[new] = old. Each component from a row of least degree,
+ * neighbours visited by increasing degree. */
+static void order_rcm(const cis_csr *m, int64_t nref, std::vector<int64_t> &perm) {
+  const int64_t n = m->n;
+  std::vector<int64_t> deg((size_t)n, 0), order, nb;
+  std::vector<char> seen((size_t)n, 0);
+  for (int64_t i = nref; i < n; i++)
+    for (int64_t p = m->rowptr[i]; p < m->rowptr[i + 1]; p++)
+      deg[(size_t)i] += m->col[p] >= nref && m->col[p] != i;
+  std::vector<int64_t> byd;
+  for (int64_t i = nref; i < n; i++) byd.push_back(i);
+  std::stable_sort(byd.begin(), byd.end(),
+                   [&](int64_t u, int64_t v) { return deg[(size_t)u] < deg[(size_t)v]; });
+  order.reserve((size_t)(n - nref));
+  for (int64_t s : byd) {
+    if (seen[(size_t)s]) continue;
+    size_t head = order.size();
+    order.push_back(s);
+    seen[(size_t)s] = 1;
+    for (; head < order.size(); head++) {
+      int64_t u = order[head];
+      nb.clear();
+      for (int64_t p = m->rowptr[u]; p < m->rowptr[u + 1]; p++) {
+        int64_t c = m->col[p];
+        if (c >= nref && !seen[(size_t)c]) {
+          seen[(size_t)c] = 1;
+          nb.push_back(c);
+        }
+      }
+      std::stable_sort(nb.begin(), nb.end(),
+                       [&](int64_t u2, int64_t v) { return deg[(size_t)u2] < deg[(size_t)v]; });
+      order.insert(order.end(), nb.begin(), nb.end());
+    }
+  }
+  perm.resize((size_t)n);
+  for (int64_t i = 0; i < nref; i++) perm[(size_t)i] = i;
+  for (int64_t k = 0; k < n - nref; k++) perm[(size_t)(nref + k)] = order[(size_t)(n - nref - 1 - k)];
+}
+
+/* bm's CI matrix renumbered (experiment: --order rcm): a fully cached hybrid in bm->syn. */
+static void matrix_renumber(bench_matrix *bm) {
+  cis_csr m, r;
+  die_on(cis_hmat_to_csr(bm->hm, &m));
+  const int64_t n = m.n, nref = bm->hm->nref;
+  std::vector<int64_t> perm, inv((size_t)n);
+  order_rcm(&m, nref, perm);
+  for (int64_t i = 0; i < n; i++) inv[(size_t)perm[(size_t)i]] = i;
+  r.n = n;
+  r.nnz = m.nnz;
+  die_on(cis_malloc(&r.rowptr, (size_t)n + 1, sizeof(int64_t), "renumbered offsets"));
+  die_on(cis_malloc(&r.col, (size_t)m.nnz, sizeof(int32_t), "renumbered columns"));
+  die_on(cis_malloc(&r.val, (size_t)m.nnz, sizeof(double), "renumbered values"));
+  r.rowptr[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t o = perm[(size_t)i], len = m.rowptr[o + 1] - m.rowptr[o];
+    r.rowptr[i + 1] = r.rowptr[i] + len;
+    for (int64_t k = 0; k < len; k++) {
+      r.col[r.rowptr[i] + k] = (int32_t)inv[(size_t)m.col[m.rowptr[o] + k]];
+      r.val[r.rowptr[i] + k] = m.val[m.rowptr[o] + k];
+    }
+  }
+  die_on(cis_csr_sort_rows(&r));
+  die_on(cis_hyb_from_csr(n, r.rowptr, r.col, r.val, nref, bm->hm->hyb.block_rows, 0, &bm->syn));
+  cis_csr_free(&m);
+  cis_csr_free(&r);
+  bm->h = &bm->syn;
+}
+
 static void matrix_ci(const bench_args *a, bench_matrix *bm) {
   cis_problem &prob = bm->prob;
   die_on(cis_input_read(a->fcidump, &prob));
@@ -327,21 +407,24 @@ static void matrix_ci(const bench_args *a, bench_matrix *bm) {
   cis_hmat_opts ho = {(int64_t)1 << 60, 0, 0, 0}; /* cache every block */
   die_on(cis_hmat_build_ci(&prob.ints, bm->space, &ho, &bm->hm));
   bm->h = &bm->hm->hyb;
+  if (a->order) matrix_renumber(bm);
   const char *base = strrchr(a->fcidump, '/');
   char space[32];
   if (a->level > 0)
     snprintf(space, sizeof space, "CI up to %d-fold excitations", a->level);
   else
     snprintf(space, sizeof space, "FCI");
-  snprintf(bm->title, sizeof bm->title, "%s, %s: %lld determinants, Reference region %lld",
+  snprintf(bm->title, sizeof bm->title, "%s, %s: %lld determinants, Reference region %lld%s",
            base ? base + 1 : a->fcidump, space, (long long)bm->h->n,
-           (long long)bm->h->ell.boundary);
+           (long long)bm->h->ell.boundary,
+           a->order ? ", Expansion rows in reverse Cuthill-McKee order" : "");
 }
 
 static void matrix_free(bench_matrix *bm) {
   if (bm->hm) {
     cis_hmat_destroy(&bm->hm);
     cis_space_destroy(&bm->space);
+    cis_hyb_free(&bm->syn);
     cis_problem_free(&bm->prob);
   } else {
     cis_hyb_free(&bm->syn);
