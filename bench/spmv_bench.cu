@@ -4,7 +4,7 @@
  *
  * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--seed S]
  *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1] [--order rcm]]
- *                   [--reps N] [--clean-flush 0|1] [--commit HASH] [--md FILE]
+ *                   [--chunks E] [--reps N] [--clean-flush 0|1] [--commit HASH] [--md FILE]
  * Defaults: the paper's matrix (32,768 rows, Reference region 3,276 columns with 655 nonzeros
  * per row, ~1% density elsewhere = 295 per row). With --fcidump: the Hamiltonian that cisolve
  * builds (cis_space_build + cis_hmat_build_ci, every Expansion block cached) of the FCI space
@@ -15,6 +15,9 @@
  * --order rcm renumbers the Expansion determinants of the CI matrix by reverse Cuthill-McKee
  * (the Reference rows keep their places) before anything is timed, for every kernel alike: an
  * experiment on the order of the rows (docs/BENCHMARKS.md); cisolve keeps its own order.
+ * --chunks E (matrices of up to 65,536 rows) also times another layout, an experiment: the whole
+ * matrix as one CSR with 16-bit columns, read in fixed chunks of 32 x E entries, one warp each,
+ * across row boundaries (chunk_kernel).
  * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
  * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
  * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
@@ -93,6 +96,7 @@ typedef struct {
   int64_t ref_size;    /* 0: automatic */
   int order;           /* 1: Expansion rows renumbered by reverse Cuthill-McKee (--order rcm) */
   int stream;          /* CI matrices: also time streamed products (--stream 1) */
+  int chunks;          /* experiment: CSR in fixed chunks of 32 x E entries (--chunks E: 4, 8) */
   int clean_flush;     /* 1 (default): L2 left holding clean lines before each timing; 0: dirty */
 } bench_args;
 
@@ -101,7 +105,7 @@ static void usage_exit(const char *why) {
           "spmv_bench: %s\nusage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] "
           "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1] "
           "[--order rcm]] "
-          "[--reps N] [--clean-flush 0|1] "
+          "[--chunks 2|4|8] [--reps N] [--clean-flush 0|1] "
           "[--commit HASH] [--md FILE]\n",
           why);
   exit(1);
@@ -152,6 +156,10 @@ static void parse(int argc, char **argv, bench_args *a) {
     else if (strcmp(o, "--level") == 0) a->level = (int)x;
     else if (strcmp(o, "--ref-size") == 0) a->ref_size = x;
     else if (strcmp(o, "--stream") == 0) a->stream = (int)x;
+    else if (strcmp(o, "--chunks") == 0) {
+      if (x != 2 && x != 4 && x != 8) usage_exit("--chunks: 2, 4 or 8 entries per lane");
+      a->chunks = (int)x;
+    }
     else if (strcmp(o, "--clean-flush") == 0) a->clean_flush = (int)x;
     else usage_exit("unknown option");
   }
@@ -529,6 +537,77 @@ static void csr_widen(dev_csr *c) {
   CK(cudaFree(c->col));
   c->col = c64;
   c->col64 = 1;
+}
+
+/* ---- an experiment: the CSR read in fixed chunks of entries (--chunks E) ----
+ * A warp takes 32 x E consecutive entries, whatever rows they belong to: it loads them, and
+ * gathers x, with no row offsets to wait for first; the offsets of the chunk's rows come in
+ * alongside (from the row of its first entry, found at setup) and the products are summed row
+ * by row across the warp. A row within one chunk is stored, a row across chunks added
+ * atomically into y, which is zeroed first (inside the timing). */
+template <int E>
+__global__ void chunk_kernel(const int32_t *__restrict__ rowptr, const uint16_t *__restrict__ col,
+                             const double *__restrict__ val, int64_t nnz,
+                             const int32_t *__restrict__ chunk_row, const double *__restrict__ x,
+                             double *__restrict__ y) {
+  const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const int64_t base = w * 32 * E;
+  if (base >= nnz) return;
+  const int64_t end = base + 32 * E < nnz ? base + 32 * E : nnz;
+  int r = __ldg(chunk_row + w);
+  double prod[E];
+#pragma unroll
+  for (int j = 0; j < E; j++) {
+    int64_t p = base + j * 32 + lane;
+    double v = 0.0;
+    int c = 0;
+    if (p < nnz) {
+      v = __ldcs(val + p);
+      c = __ldcs(col + p);
+    }
+    prod[j] = v * __ldg(x + c);
+  }
+  int64_t rs = __ldg(rowptr + r);
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory"); /* the zeroing of y, before writing */
+#endif
+  for (;;) {
+    int64_t re = __ldg(rowptr + r + 1);
+    double sum = 0.0;
+#pragma unroll
+    for (int j = 0; j < E; j++) {
+      int64_t p = base + j * 32 + lane;
+      if (p >= rs && p < re) sum += prod[j];
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (lane == 0 && re > rs) {
+      if (rs >= base && re <= end)
+        y[r] = sum;
+      else
+        atomicAdd(y + r, sum);
+    }
+    if (re >= end) break;
+    rs = re;
+    r++;
+  }
+}
+
+/* y = 0, letting the chunk kernel start at once (it waits before it writes). */
+__global__ void zero_kernel(double *y, int64_t n) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = 0.0;
+}
+
+__global__ void narrow_kernel(const int32_t *in, uint16_t *out, int64_t n) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    out[i] = (uint16_t)in[i];
 }
 
 /* ---- the symmetric half (an experiment: half the matrix bytes, atomics for the transpose) ---- */
@@ -1067,6 +1146,65 @@ int main(int argc, char **argv) {
                                   : ", Reference region as one ELL block");
       cis_hyb_cuda_destroy(&dt);
     }
+  }
+  if (a.chunks && !sp.m.rp64 && n <= 65536) {
+    /* the experiment of --chunks: 16-bit columns, the row of each chunk's first entry */
+    const int E = a.chunks;
+    const int64_t nnz = sp.m.nnz, per = 32 * (int64_t)E, nch = (nnz + per - 1) / per;
+    std::vector<int32_t> rp((size_t)n + 1), cr((size_t)nch);
+    CK(cudaMemcpy(rp.data(), sp.m.rowptr, rp.size() * 4, cudaMemcpyDeviceToHost));
+    for (int64_t w = 0, r = 0; w < nch; w++) {
+      while (rp[(size_t)r + 1] <= w * per) r++;
+      cr[(size_t)w] = (int32_t)r;
+    }
+    uint16_t *c16 = NULL;
+    int32_t *dcr = NULL;
+    CK(cudaMalloc((void **)&c16, (size_t)nnz * 2 + 16));
+    CK(cudaMalloc((void **)&dcr, (size_t)nch * 4));
+    CK(cudaMemcpy(dcr, cr.data(), (size_t)nch * 4, cudaMemcpyHostToDevice));
+    narrow_kernel<<<4096, 256>>>((const int32_t *)sp.m.col, c16, nnz);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    const unsigned grid = (unsigned)((nch * 32 + 255) / 256);
+    /* zero: 0 none (timing only), 1 cudaMemsetAsync, 2 zero_kernel with the chunk kernel as
+     * its programmatic dependent */
+    auto launch = [&](int r, int zero) {
+      if (zero == 1) CK(cudaMemsetAsync(dy[r], 0, (size_t)n * 8, t.s));
+      if (zero == 2) zero_kernel<<<(unsigned)((n + 255) / 256), 256, 0, t.s>>>(dy[r], n);
+      cudaLaunchAttribute at;
+      at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at.val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(grid);
+      cfg.blockDim = dim3(256);
+      cfg.stream = t.s;
+      cfg.attrs = &at;
+      cfg.numAttrs = zero == 2 ? 1 : 0;
+      void (*kern)(const int32_t *, const uint16_t *, const double *, int64_t, const int32_t *,
+                   const double *, double *) =
+          E == 8 ? chunk_kernel<8> : (E == 2 ? chunk_kernel<2> : chunk_kernel<4>);
+      CK(cudaLaunchKernelEx(&cfg, kern, (const int32_t *)sp.m.rowptr, (const uint16_t *)c16,
+                            (const double *)sp.m.val, nnz, (const int32_t *)dcr,
+                            (const double *)dx[r], dy[r]));
+    };
+    const double cb = (double)nnz * 10 + (double)(n + 1) * 4 + (double)nch * 4 + xy;
+    char nm[80];
+    ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 1); });
+    launch(0, 1);
+    snprintf(nm, sizeof nm, "chunks of %d entries, y zeroed first", 32 * E);
+    add(nm, "CSR, 16-bit", cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
+    CK(cudaMemsetAsync(dy[0], 0xff, (size_t)n * 8, t.s));
+    ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 2); });
+    launch(0, 2);
+    snprintf(nm, sizeof nm, "chunks of %d entries, y zeroed by a kernel they follow", 32 * E);
+    add(nm, "CSR, 16-bit", cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
+    ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 0); });
+    snprintf(nm, sizeof nm, "chunks of %d entries, y not zeroed (timing only)", 32 * E);
+    add(nm, "CSR, 16-bit", cb, 1, ms, 0.0);
+    CK(cudaFree(c16));
+    CK(cudaFree(dcr));
+  } else if (a.chunks) {
+    printf("--chunks: not timed, the matrix has more than 65,536 rows\n");
   }
   if (bm.one.n) {
     /* the same matrix as one CSR with 16-bit columns: our kernel with no ELL part */
