@@ -60,6 +60,7 @@ extern "C" {
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/space.h"
 #include "io/input.h"
+#include "spmv/valdict.h"
 }
 #include "kernels/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
@@ -545,32 +546,17 @@ static void csr_widen(dev_csr *c) {
  * alongside (from the row of its first entry, found at setup) and the products are summed row
  * by row across the warp. A row within one chunk is stored, a row across chunks added
  * atomically into y, which is zeroed first (inside the timing). */
+/* The products of one chunk (prod[j]: entry base + 32 j + lane) summed row by row from row r
+ * (the row of entry base) and written: stored where the row lies inside the chunk, else added
+ * atomically (y zeroed first). Waits for the zeroing of y before the first write. */
 template <int E>
-__global__ void chunk_kernel(const int32_t *__restrict__ rowptr, const uint16_t *__restrict__ col,
-                             const double *__restrict__ val, int64_t nnz,
-                             const int32_t *__restrict__ chunk_row, const double *__restrict__ x,
-                             double *__restrict__ y) {
-  const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  const int64_t base = w * 32 * E;
-  if (base >= nnz) return;
+__device__ __forceinline__ void chunk_rows(const double (&prod)[E], const int32_t *__restrict__ rowptr,
+                                           int r, int64_t base, int64_t nnz, int lane,
+                                           double *__restrict__ y) {
   const int64_t end = base + 32 * E < nnz ? base + 32 * E : nnz;
-  int r = __ldg(chunk_row + w);
-  double prod[E];
-#pragma unroll
-  for (int j = 0; j < E; j++) {
-    int64_t p = base + j * 32 + lane;
-    double v = 0.0;
-    int c = 0;
-    if (p < nnz) {
-      v = __ldcs(val + p);
-      c = __ldcs(col + p);
-    }
-    prod[j] = v * __ldg(x + c);
-  }
   int64_t rs = __ldg(rowptr + r);
 #if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory"); /* the zeroing of y, before writing */
+  asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
   for (;;) {
     int64_t re = __ldg(rowptr + r + 1);
@@ -592,6 +578,79 @@ __global__ void chunk_kernel(const int32_t *__restrict__ rowptr, const uint16_t 
     rs = re;
     r++;
   }
+}
+
+template <int E>
+__global__ void chunk_kernel(const int32_t *__restrict__ rowptr, const uint16_t *__restrict__ col,
+                             const double *__restrict__ val, int64_t nnz,
+                             const int32_t *__restrict__ chunk_row, const double *__restrict__ x,
+                             double *__restrict__ y) {
+  const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const int64_t base = w * 32 * E;
+  if (base >= nnz) return;
+  const int r = __ldg(chunk_row + w);
+  double prod[E];
+#pragma unroll
+  for (int j = 0; j < E; j++) {
+    int64_t p = base + j * 32 + lane;
+    double v = 0.0;
+    int c = 0;
+    if (p < nnz) {
+      v = __ldcs(val + p);
+      c = __ldcs(col + p);
+    }
+    prod[j] = v * __ldg(x + c);
+  }
+  chunk_rows<E>(prod, rowptr, r, base, nnz, lane, y);
+}
+
+/* The same with coded values (spmv/valdict.h): code 0x7FFF (any sign) marks an entry whose
+ * value is the next of the chunk's escaped values, esc[esc_off[chunk] + ...] in entry order. */
+template <int E>
+__global__ void chunk_coded_kernel(const int32_t *__restrict__ rowptr,
+                                   const uint16_t *__restrict__ col,
+                                   const uint16_t *__restrict__ code,
+                                   const double *__restrict__ table, const double *__restrict__ esc,
+                                   const int32_t *__restrict__ esc_off, int64_t nnz,
+                                   const int32_t *__restrict__ chunk_row,
+                                   const double *__restrict__ x, double *__restrict__ y) {
+  const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const int64_t base = w * 32 * E;
+  if (base >= nnz) return;
+  const int r = __ldg(chunk_row + w);
+  const int eo = __ldg(esc_off + w);
+  const unsigned below = (1u << lane) - 1;
+  unsigned q[E];
+  int c[E];
+#pragma unroll
+  for (int j = 0; j < E; j++) {
+    int64_t p = base + j * 32 + lane;
+    q[j] = 0;
+    c[j] = 0;
+    if (p < nnz) {
+      q[j] = __ldcs(code + p);
+      c[j] = __ldcs(col + p);
+    }
+  }
+  double prod[E];
+  int seen = 0;
+#pragma unroll
+  for (int j = 0; j < E; j++) {
+    bool e = (q[j] & 0x7FFFu) == 0x7FFFu;
+    unsigned bal = __ballot_sync(0xffffffffu, e);
+    double v;
+    if (e) {
+      v = __ldg(esc + eo + seen + __popc(bal & below));
+    } else {
+      unsigned long long b = __double_as_longlong(__ldg(table + (q[j] & 0x7FFFu)));
+      v = __longlong_as_double(b | ((unsigned long long)(q[j] >> 15) << 63));
+    }
+    seen += __popc(bal);
+    prod[j] = v * __ldg(x + c[j]);
+  }
+  chunk_rows<E>(prod, rowptr, r, base, nnz, lane, y);
 }
 
 /* y = 0, letting the chunk kernel start at once (it waits before it writes). */
@@ -1165,10 +1224,35 @@ int main(int argc, char **argv) {
     narrow_kernel<<<4096, 256>>>((const int32_t *)sp.m.col, c16, nnz);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
+    /* coded values: a dictionary of up to 4096 magnitudes, the others escaped */
+    cis_vdict dict;
+    memset(&dict, 0, sizeof dict);
+    die_on(cis_vdict_build(&h, (int64_t)1 << 22, 4096, &dict));
+    std::vector<double> hv((size_t)nnz), esc;
+    std::vector<uint16_t> code((size_t)nnz);
+    std::vector<int32_t> eoff((size_t)nch);
+    CK(cudaMemcpy(hv.data(), sp.m.val, (size_t)nnz * 8, cudaMemcpyDeviceToHost));
+    for (int64_t q = 0; q < nnz; q++) {
+      if (q % per == 0) eoff[(size_t)(q / per)] = (int32_t)esc.size();
+      int cd = dict.size ? cis_vdict_code(&dict, hv[(size_t)q]) : -1;
+      code[(size_t)q] = cd < 0 ? (uint16_t)0x7FFF : (uint16_t)cd;
+      if (cd < 0) esc.push_back(hv[(size_t)q]);
+    }
+    uint16_t *dcode = NULL;
+    double *dtab = NULL, *desc = NULL;
+    int32_t *deoff = NULL;
+    CK(cudaMalloc((void **)&dcode, (size_t)nnz * 2 + 16));
+    CK(cudaMalloc((void **)&dtab, (size_t)(dict.size + 1) * 8));
+    CK(cudaMalloc((void **)&desc, (esc.size() + 1) * 8));
+    CK(cudaMalloc((void **)&deoff, (size_t)nch * 4));
+    CK(cudaMemcpy(dcode, code.data(), (size_t)nnz * 2, cudaMemcpyHostToDevice));
+    if (dict.size) CK(cudaMemcpy(dtab, dict.table, (size_t)dict.size * 8, cudaMemcpyHostToDevice));
+    if (!esc.empty()) CK(cudaMemcpy(desc, esc.data(), esc.size() * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(deoff, eoff.data(), (size_t)nch * 4, cudaMemcpyHostToDevice));
     const unsigned grid = (unsigned)((nch * 32 + 255) / 256);
     /* zero: 0 none (timing only), 1 cudaMemsetAsync, 2 zero_kernel with the chunk kernel as
      * its programmatic dependent */
-    auto launch = [&](int r, int zero) {
+    auto launch = [&](int r, int zero, bool coded) {
       if (zero == 1) CK(cudaMemsetAsync(dy[r], 0, (size_t)n * 8, t.s));
       if (zero == 2) zero_kernel<<<(unsigned)((n + 255) / 256), 256, 0, t.s>>>(dy[r], n);
       cudaLaunchAttribute at;
@@ -1180,27 +1264,50 @@ int main(int argc, char **argv) {
       cfg.stream = t.s;
       cfg.attrs = &at;
       cfg.numAttrs = zero == 2 ? 1 : 0;
+      const int32_t *rowptr = (const int32_t *)sp.m.rowptr;
+      if (coded) {
+        void (*kern)(const int32_t *, const uint16_t *, const uint16_t *, const double *,
+                     const double *, const int32_t *, int64_t, const int32_t *, const double *,
+                     double *) = E == 8 ? chunk_coded_kernel<8>
+                                        : (E == 2 ? chunk_coded_kernel<2> : chunk_coded_kernel<4>);
+        CK(cudaLaunchKernelEx(&cfg, kern, rowptr, (const uint16_t *)c16, (const uint16_t *)dcode,
+                              (const double *)dtab, (const double *)desc, (const int32_t *)deoff,
+                              nnz, (const int32_t *)dcr, (const double *)dx[r], dy[r]));
+        return;
+      }
       void (*kern)(const int32_t *, const uint16_t *, const double *, int64_t, const int32_t *,
                    const double *, double *) =
           E == 8 ? chunk_kernel<8> : (E == 2 ? chunk_kernel<2> : chunk_kernel<4>);
-      CK(cudaLaunchKernelEx(&cfg, kern, (const int32_t *)sp.m.rowptr, (const uint16_t *)c16,
-                            (const double *)sp.m.val, nnz, (const int32_t *)dcr,
-                            (const double *)dx[r], dy[r]));
+      CK(cudaLaunchKernelEx(&cfg, kern, rowptr, (const uint16_t *)c16, (const double *)sp.m.val,
+                            nnz, (const int32_t *)dcr, (const double *)dx[r], dy[r]));
     };
-    const double cb = (double)nnz * 10 + (double)(n + 1) * 4 + (double)nch * 4 + xy;
-    char nm[80];
-    ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 1); });
-    launch(0, 1);
-    snprintf(nm, sizeof nm, "chunks of %d entries, y zeroed first", 32 * E);
-    add(nm, "CSR, 16-bit", cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
-    CK(cudaMemsetAsync(dy[0], 0xff, (size_t)n * 8, t.s));
-    ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 2); });
-    launch(0, 2);
-    snprintf(nm, sizeof nm, "chunks of %d entries, y zeroed by a kernel they follow", 32 * E);
-    add(nm, "CSR, 16-bit", cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
-    ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 0); });
-    snprintf(nm, sizeof nm, "chunks of %d entries, y not zeroed (timing only)", 32 * E);
-    add(nm, "CSR, 16-bit", cb, 1, ms, 0.0);
+    for (int coded = 0; coded < 2; coded++) {
+      const double cb = (double)nnz * (coded ? 4 : 10) + (coded ? (double)esc.size() * 8 : 0) +
+                        (double)(n + 1) * 4 + (double)nch * (coded ? 8 : 4) + xy;
+      const char *fmt = coded ? "CSR, 16-bit, coded values" : "CSR, 16-bit";
+      const char *cv = coded ? ", coded" : "";
+      if (coded)
+        printf("chunks with coded values: %d magnitudes, %zu of %lld entries escaped\n", dict.size,
+               esc.size(), (long long)nnz);
+      char nm[96];
+      ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 1, coded); });
+      launch(0, 1, coded);
+      snprintf(nm, sizeof nm, "chunks of %d%s, y zeroed by a memset", 32 * E, cv);
+      add(nm, fmt, cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
+      CK(cudaMemsetAsync(dy[0], 0xff, (size_t)n * 8, t.s));
+      ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 2, coded); });
+      launch(0, 2, coded);
+      snprintf(nm, sizeof nm, "chunks of %d%s, y zeroed by a kernel they follow", 32 * E, cv);
+      add(nm, fmt, cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
+      ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 0, coded); });
+      snprintf(nm, sizeof nm, "chunks of %d%s, y not zeroed (timing only)", 32 * E, cv);
+      add(nm, fmt, cb, 1, ms, 0.0);
+    }
+    cis_vdict_free(&dict);
+    CK(cudaFree(dcode));
+    CK(cudaFree(dtab));
+    CK(cudaFree(desc));
+    CK(cudaFree(deoff));
     CK(cudaFree(c16));
     CK(cudaFree(dcr));
   } else if (a.chunks) {
