@@ -17,7 +17,7 @@
  * experiment on the order of the rows (docs/BENCHMARKS.md); cisolve keeps its own order.
  * --chunks E (matrices of up to 65,536 rows) also times another layout, an experiment: the whole
  * matrix as one CSR with 16-bit columns, read in fixed chunks of 32 x E entries, one warp each,
- * across row boundaries (chunk_kernel).
+ * across row boundaries, with plain and with coded values (chunk_kernel, chunk_coded_kernel).
  * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
  * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
  * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
@@ -97,7 +97,7 @@ typedef struct {
   int64_t ref_size;    /* 0: automatic */
   int order;           /* 1: Expansion rows renumbered by reverse Cuthill-McKee (--order rcm) */
   int stream;          /* CI matrices: also time streamed products (--stream 1) */
-  int chunks;          /* experiment: CSR in fixed chunks of 32 x E entries (--chunks E: 4, 8) */
+  int chunks;          /* experiment: CSR in fixed chunks of 32 x E entries (--chunks 2|4|8) */
   int clean_flush;     /* 1 (default): L2 left holding clean lines before each timing; 0: dirty */
 } bench_args;
 
@@ -165,7 +165,8 @@ static void parse(int argc, char **argv, bench_args *a) {
     else usage_exit("unknown option");
   }
   if (a->reps < 3) usage_exit("--reps must be at least 3");
-  if (a->order && (!a->fcidump || a->stream)) usage_exit("--order rcm needs --fcidump, not --stream");
+  if (a->order && (!a->fcidump || a->stream))
+    usage_exit("--order rcm needs --fcidump, not --stream");
 }
 
 /* ---- timing ------------------------------------------------------------------------------ */
@@ -373,7 +374,8 @@ static void order_rcm(const cis_csr *m, int64_t nref, std::vector<int64_t> &perm
   }
   perm.resize((size_t)n);
   for (int64_t i = 0; i < nref; i++) perm[(size_t)i] = i;
-  for (int64_t k = 0; k < n - nref; k++) perm[(size_t)(nref + k)] = order[(size_t)(n - nref - 1 - k)];
+  for (int64_t k = 0; k < n - nref; k++)
+    perm[(size_t)(nref + k)] = order[(size_t)(n - nref - 1 - k)];
 }
 
 /* bm's CI matrix renumbered (experiment: --order rcm): a fully cached hybrid in bm->syn. */
@@ -430,13 +432,12 @@ static void matrix_ci(const bench_args *a, bench_matrix *bm) {
 }
 
 static void matrix_free(bench_matrix *bm) {
+  cis_hyb_free(&bm->syn); /* the synthetic matrix, or the renumbered CI one (--order rcm) */
   if (bm->hm) {
     cis_hmat_destroy(&bm->hm);
     cis_space_destroy(&bm->space);
-    cis_hyb_free(&bm->syn);
     cis_problem_free(&bm->prob);
   } else {
-    cis_hyb_free(&bm->syn);
     cis_hyb_free(&bm->one);
   }
 }
@@ -546,12 +547,14 @@ static void csr_widen(dev_csr *c) {
  * alongside (from the row of its first entry, found at setup) and the products are summed row
  * by row across the warp. A row within one chunk is stored, a row across chunks added
  * atomically into y, which is zeroed first (inside the timing). */
+
 /* The products of one chunk (prod[j]: entry base + 32 j + lane) summed row by row from row r
  * (the row of entry base) and written: stored where the row lies inside the chunk, else added
  * atomically (y zeroed first). Waits for the zeroing of y before the first write. */
 template <int E>
-__device__ __forceinline__ void chunk_rows(const double (&prod)[E], const int32_t *__restrict__ rowptr,
-                                           int r, int64_t base, int64_t nnz, int lane,
+__device__ __forceinline__ void chunk_rows(const double (&prod)[E],
+                                           const int32_t *__restrict__ rowptr, int r,
+                                           int64_t base, int64_t nnz, int lane,
                                            double *__restrict__ y) {
   const int64_t end = base + 32 * E < nnz ? base + 32 * E : nnz;
   int64_t rs = __ldg(rowptr + r);
@@ -1281,7 +1284,7 @@ int main(int argc, char **argv) {
       CK(cudaLaunchKernelEx(&cfg, kern, rowptr, (const uint16_t *)c16, (const double *)sp.m.val,
                             nnz, (const int32_t *)dcr, (const double *)dx[r], dy[r]));
     };
-    for (int coded = 0; coded < 2; coded++) {
+    for (int coded = 0; coded < (dict.size ? 2 : 1); coded++) { /* coded: values that repeat */
       const double cb = (double)nnz * (coded ? 4 : 10) + (coded ? (double)esc.size() * 8 : 0) +
                         (double)(n + 1) * 4 + (double)nch * (coded ? 8 : 4) + xy;
       const char *fmt = coded ? "CSR, 16-bit, coded values" : "CSR, 16-bit";
@@ -1294,8 +1297,8 @@ int main(int argc, char **argv) {
       launch(0, 1, coded);
       snprintf(nm, sizeof nm, "chunks of %d%s, y zeroed by a memset", 32 * E, cv);
       add(nm, fmt, cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
-      CK(cudaMemsetAsync(dy[0], 0xff, (size_t)n * 8, t.s));
       ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, 2, coded); });
+      CK(cudaMemsetAsync(dy[0], 0xff, (size_t)n * 8, t.s)); /* NaN: a row left unzeroed shows */
       launch(0, 2, coded);
       snprintf(nm, sizeof nm, "chunks of %d%s, y zeroed by a kernel they follow", 32 * E, cv);
       add(nm, fmt, cb, 1, ms, device_rel_err(dy[0], yref.data(), n));
