@@ -249,32 +249,39 @@ static const cis_csr_block *block_of_row(const cis_hyb *h, int64_t i) {
   return &h->blocks[b];
 }
 
-/* A regenerated block must describe exactly the rows asked for. */
-static cis_err check_regen(const cis_hyb *h, const cis_csr_block *want, const cis_csr_block *got) {
-  CIS_CHECK(got->rowptr && got->rowptr[0] == 0, CIS_ERR_INTERNAL,
-            "regenerated block at row %lld: row pointers missing or rowptr[0] != 0",
-            (long long)want->row0);
-  int64_t nnz = got->rowptr[want->nrows];
-  CIS_CHECK(nnz >= 0 && nnz <= got->cap && (nnz == 0 || (got->col && got->val)),
-            CIS_ERR_INTERNAL,
-            "regenerated block at row %lld: %lld entries but room for %lld",
-            (long long)want->row0, (long long)nnz, (long long)got->cap);
+cis_err cis_hyb_regen_rows(const cis_hyb *h, int64_t row0, int64_t nrows, cis_csr_block *out) {
+  CIS_CHECK(h->regen != NULL, CIS_ERR_INTERNAL,
+            "Expansion rows %lld..%lld are not cached and there is no regenerator",
+            (long long)row0, (long long)(row0 + nrows - 1));
+  out->row0 = row0;
+  out->nrows = nrows;
+  out->nnz = 0;
+  CIS_CALL(h->regen(h->regen_ctx, row0, nrows, out));
+  CIS_CHECK(out->rowptr && out->rowptr[0] == 0, CIS_ERR_INTERNAL,
+            "regenerated rows from %lld: row pointers missing or rowptr[0] != 0",
+            (long long)row0);
+  for (int64_t l = 0; l < nrows; l++)
+    CIS_CHECK(out->rowptr[l + 1] >= out->rowptr[l], CIS_ERR_INTERNAL,
+              "regenerated rows from %lld: row pointers decrease at row %lld", (long long)row0,
+              (long long)(row0 + l));
+  int64_t nnz = out->rowptr[nrows];
+  CIS_CHECK(nnz <= out->cap && (nnz == 0 || (out->col && out->val)), CIS_ERR_INTERNAL,
+            "regenerated rows from %lld: %lld entries but room for %lld", (long long)row0,
+            (long long)nnz, (long long)out->cap);
   for (int64_t p = 0; p < nnz; p++)
-    CIS_CHECK(got->col[p] >= h->ell.boundary && got->col[p] < h->n, CIS_ERR_INTERNAL,
-              "regenerated block at row %lld: column %d outside the Expansion Space %lld..%lld",
-              (long long)want->row0, (int)got->col[p], (long long)h->ell.boundary,
+    CIS_CHECK(out->col[p] >= h->ell.boundary && out->col[p] < h->n, CIS_ERR_INTERNAL,
+              "regenerated rows from %lld: column %d outside the Expansion Space %lld..%lld",
+              (long long)row0, (int)out->col[p], (long long)h->ell.boundary,
               (long long)(h->n - 1));
+  out->row0 = row0;
+  out->nrows = nrows;
+  out->nnz = nnz;
   return CIS_OK;
 }
 
 static cis_err apply_uncached(const cis_hyb *h, const cis_csr_block *want, cis_csr_block *scratch,
                               int k, const double *X, double *Y) {
-  scratch->row0 = want->row0;
-  scratch->nrows = want->nrows;
-  scratch->nnz = 0;
-  CIS_CALL(h->regen(h->regen_ctx, want->row0, want->nrows, scratch));
-  CIS_CALL(check_regen(h, want, scratch));
-  scratch->row0 = want->row0;
+  CIS_CALL(cis_hyb_regen_rows(h, want->row0, want->nrows, scratch));
   for (int64_t l = 0; l < want->nrows; l++) csr_row(scratch, h->n, k, X, Y, l);
   return CIS_OK;
 }

@@ -91,6 +91,12 @@ cis_err cis_hyb_from_csr(int64_t n, const int64_t *rowptr, const int32_t *col,
                          const double *val, int64_t boundary, int64_t block_rows, int slice,
                          cis_hyb *out);
 
+/* Rows [row0, row0 + nrows) of the Expansion part regenerated into `out` (grown as needed) with
+ * h->regen, and checked: row pointers from 0 and not decreasing, entries within out's room,
+ * columns in [boundary, n). out->row0, nrows and nnz describe the rows. An error when h has no
+ * regenerator. */
+cis_err cis_hyb_regen_rows(const cis_hyb *h, int64_t row0, int64_t nrows, cis_csr_block *out);
+
 /* Lane order (docs/gpu.md), the device layout of a row's entries. The row's entries sit at
  * positions [p0, p1) and are read by `lanes` lanes, v consecutive positions per lane and step,
  * from p0 rounded down to a multiple of v. to[k] is where, counted from p0, the row's k-th

@@ -76,11 +76,13 @@ struct cis_hyb_cuda {
   void *csr_col;
   int32_t *paper_csr_col; /* == csr_col when 32-bit */
   double *csr_val;
-  /* its coded part (ctable != NULL): entries whose value is in the dictionary; on the host,
-   * coded entries per row (ncoded) and per block (bcoded) of the cached blocks */
+  /* its coded part (ctable != NULL): entries whose value is in the dictionary */
   cis_vdict dict;
-  int32_t *ncoded;
-  int64_t *bcoded;
+  /* the census of the blocks that may be resident (may_reside), on the host: Expansion entries
+   * per row (rlen) and per block (bnnz), and with a dictionary the coded ones (ncoded, bcoded) */
+  int32_t *rlen, *ncoded;
+  int64_t *bnnz, *bcoded;
+  int64_t longest; /* entries of the longest row the census saw */
   int64_t *crowptr;
   void *ccol;
   uint16_t *ccode;
@@ -405,39 +407,81 @@ static cis_err device_l2(int64_t *bytes) {
   return CIS_OK;
 }
 
-/* The value dictionary and the coded entries of every cached block, unless the caller wants
- * plain values (the paper's kernel reads the resident CSR's values) or the cached blocks would
- * be read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
- * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
-static cis_err dict_setup(cis_hyb_cuda *d, int flags) {
+/* Whether block b may stay resident: unless every block is streamed, a block the host caches,
+ * or one it can regenerate (once, at upload: the device copy needs no host copy). */
+static int may_reside(const cis_hyb *h, int64_t b, int flags) {
+  if (flags & CIS_HYB_CUDA_NO_CACHE) return 0;
+  return cis_csr_block_cached(&h->blocks[b]) || h->regen != NULL;
+}
+
+/* The value dictionary, unless the caller wants plain values (the paper's kernel reads the
+ * resident CSR's values) or the blocks that may be resident would be read from L2 anyway: on
+ * H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took 32.5 us against 28.7 us
+ * plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
+static cis_err dict_choose(cis_hyb_cuda *d, int flags) {
   const cis_hyb *h = d->h;
-  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER)) return CIS_OK;
+  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return CIS_OK;
   if (!(flags & CIS_HYB_CUDA_CODED)) {
-    int64_t l2 = 0, cached = 0;
+    int64_t l2 = 0, bytes = h->regen ? 12 * h->nnz_exp : 0;
     CIS_CALL(device_l2(&l2));
-    for (int64_t b = 0; b < h->nblocks; b++)
-      if (cis_csr_block_cached(&h->blocks[b])) cached += h->blocks[b].nnz * 12;
-    if (cached <= 2 * l2) return CIS_OK;
+    for (int64_t b = 0; b < h->nblocks && !h->regen; b++)
+      if (cis_csr_block_cached(&h->blocks[b])) bytes += h->blocks[b].nnz * 12;
+    if (bytes <= 2 * l2) return CIS_OK;
   }
   CIS_CALL(cis_vdict_build(h, CIS_VDICT_SAMPLE, CIS_DEVICE_DICT, &d->dict));
   d->info.dict_cover = d->dict.cover;
-  if (d->dict.size == 0) return CIS_OK;
-  CIS_CALL(cis_calloc(&d->ncoded, (size_t)CIS_MAX(h->n, (int64_t)1), sizeof *d->ncoded,
-                      "coded entries per row"));
-  CIS_CALL(cis_calloc(&d->bcoded, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *d->bcoded,
-                      "coded entries per block"));
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t b = 0; b < h->nblocks; b++) {
-    const cis_csr_block *blk = &h->blocks[b];
-    if (cis_csr_block_cached(blk))
-      d->bcoded[b] = cis_vdict_count_block(&d->dict, blk, d->ncoded + blk->row0);
+  return CIS_OK;
+}
+
+/* The census of the blocks that may be resident, on OpenMP threads, a block per task: each
+ * row's entries, and with a dictionary its coded ones. A block the host does not cache is
+ * regenerated for it (and again when it is uploaded). */
+static cis_err census(cis_hyb_cuda *d, int flags) {
+  const cis_hyb *h = d->h;
+  int coded = d->dict.size > 0;
+  size_t nr = (size_t)CIS_MAX(h->n, (int64_t)1), nb = (size_t)CIS_MAX(h->nblocks, (int64_t)1);
+  CIS_CALL(cis_calloc(&d->rlen, nr, sizeof *d->rlen, "Expansion entries per row"));
+  CIS_CALL(cis_calloc(&d->bnnz, nb, sizeof *d->bnnz, "Expansion entries per block"));
+  if (coded) {
+    CIS_CALL(cis_calloc(&d->ncoded, nr, sizeof *d->ncoded, "coded entries per row"));
+    CIS_CALL(cis_calloc(&d->bcoded, nb, sizeof *d->bcoded, "coded entries per block"));
   }
+  cis_worker_error we = {CIS_OK, ""};
+  int64_t longest = 0;
+#pragma omp parallel reduction(max : longest)
+  {
+    cis_csr_block scratch;
+    memset(&scratch, 0, sizeof scratch);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < h->nblocks; b++) {
+      if (!may_reside(h, b, flags) || cis_worker_error_seen(&we)) continue;
+      const cis_csr_block *blk = &h->blocks[b];
+      if (!cis_csr_block_cached(blk)) {
+        cis_err e = cis_hyb_regen_rows(h, blk->row0, blk->nrows, &scratch);
+        if (e != CIS_OK) {
+          cis_worker_error_keep(&we, e);
+          continue;
+        }
+        blk = &scratch;
+      }
+      for (int64_t l = 0; l < blk->nrows; l++) {
+        int64_t len = blk->rowptr[l + 1] - blk->rowptr[l];
+        d->rlen[blk->row0 + l] = (int32_t)len;
+        longest = CIS_MAX(longest, len);
+      }
+      d->bnnz[b] = blk->nnz;
+      if (coded) d->bcoded[b] = cis_vdict_count_block(&d->dict, blk, d->ncoded + blk->row0);
+    }
+    cis_csr_block_free(&scratch);
+  }
+  CIS_WORKER_RERAISE(we);
+  d->longest = longest;
   return CIS_OK;
 }
 
 /* Device bytes of a resident block: 8 per plain entry and 2 per coded one, plus its column. */
 static int64_t block_bytes(const cis_hyb_cuda *d, int64_t b) {
-  int64_t nnz = d->h->blocks[b].nnz, c = d->dict.size ? d->bcoded[b] : 0, cb = d->csr_bits / 8;
+  int64_t nnz = d->bnnz[b], c = d->dict.size ? d->bcoded[b] : 0, cb = d->csr_bits / 8;
   return (2 + cb) * c + (8 + cb) * (nnz - c);
 }
 
@@ -446,7 +490,8 @@ static int64_t coded_overhead(const cis_hyb_cuda *d) {
   return (d->h->n + 1) * 8 + 4 * (2 + d->csr_bits / 8) + (int64_t)d->dict.size * 8;
 }
 
-/* Which blocks stay resident: cached ones, in order, while they fit in `avail` bytes. */
+/* Which blocks stay resident: those that may (may_reside), in order, while they fit in `avail`
+ * bytes. */
 static cis_err choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *resident) {
   const cis_hyb *h = d->h;
   int64_t row = 0;
@@ -459,10 +504,10 @@ static cis_err choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *
               (long long)b, (long long)blk->row0, (long long)row);
     row += blk->nrows;
     resident[b] = 0;
-    if (!cis_csr_block_cached(blk) || (flags & CIS_HYB_CUDA_NO_CACHE)) continue;
-    if (block_bytes(d, b) > avail) continue;
+    if (!may_reside(h, b, flags) || block_bytes(d, b) > avail) continue;
     resident[b] = 1;
     avail -= block_bytes(d, b);
+    d->info.regenerated_blocks += !cis_csr_block_cached(blk);
   }
   CIS_CHECK(row == h->n, CIS_ERR_INTERNAL,
             "hybrid matrix: Expansion blocks cover %lld rows, expected %lld", (long long)row,
@@ -509,36 +554,41 @@ static int encode_rows(const cis_hyb_cuda *d, const cis_csr_block *blk, int64_t 
   return 0;
 }
 
-/* Rows per task when a group of blocks is split on OpenMP threads. */
+/* Rows per task when a group of blocks is split on OpenMP threads: fewer where the rows are
+ * regenerated first, so that a group's tasks, which take longer, still spread over the threads
+ * (a group holds about 4 blocks of H2O/6-31G FCI). */
 #define CIS_ROWS_PER_TASK 256
+#define CIS_REGEN_ROWS_PER_TASK 64
 
 /* Copy the resident blocks into place: in groups of about CIS_CODE_CHUNK entries, split
- * (encode_rows) into pinned staging on OpenMP threads, CIS_ROWS_PER_TASK rows per task, and
- * copied from there; two staging buffers, so that a group is split while the one before it is
- * copied. crp NULL: no coded part. */
+ * (encode_rows) into pinned staging on OpenMP threads, CIS_ROWS_PER_TASK rows per task (rows
+ * the host does not cache are regenerated by the task first), and copied from there; two
+ * staging buffers, so that a group is split while the one before it is copied. crp NULL: no
+ * coded part. */
 static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_t *rp,
                              const int64_t *crp) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
-  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8, longest = 1;
+  int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
+  int64_t longest = CIS_MAX(d->longest, (int64_t)1);
   int64_t(*task)[3] = NULL; /* block, first row, end row */
   int32_t *to = NULL;       /* lane order, one longest row per thread */
+  cis_csr_block *scratch = NULL; /* regenerated rows, one task's per thread */
   int nthr = omp_get_max_threads();
   char *stage[2] = {NULL, NULL};
   cudaEvent_t copied[2] = {NULL, NULL};
   int slot = 0;
   for (int64_t b = 0; b < h->nblocks; b++)
     if (resident[b]) {
-      total += h->blocks[b].nnz;
-      biggest = CIS_MAX(biggest, h->blocks[b].nnz);
-      for (int64_t l = 0; l < h->blocks[b].nrows; l++)
-        longest = CIS_MAX(longest, h->blocks[b].rowptr[l + 1] - h->blocks[b].rowptr[l]);
+      total += d->bnnz[b];
+      biggest = CIS_MAX(biggest, d->bnnz[b]);
     }
   if (total == 0) return CIS_OK;
   CIS_TRY(cis_malloc(&to, (size_t)(nthr * longest), sizeof *to, "upload lane order"));
+  CIS_TRY(cis_calloc(&scratch, (size_t)nthr, sizeof *scratch, "upload regenerated rows"));
   /* small matrices get small staging: pinning host memory costs time too */
   cap = even(CIS_MAX(CIS_MIN(CIS_CODE_CHUNK, total / 8 + 1), biggest));
-  maxtask = h->n / CIS_ROWS_PER_TASK + h->nblocks + 1;
+  maxtask = h->n / CIS_REGEN_ROWS_PER_TASK + h->nblocks + 1;
   CIS_TRY(cis_malloc(&task, (size_t)maxtask, sizeof *task, "upload tasks"));
   for (int i = 0; i < 2; i++) {
     CIS_CUDA_TRY(cudaMallocHost((void **)&stage[i], (size_t)cap * 18));
@@ -551,15 +601,16 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     ntask = 0;
     for (; b < h->nblocks; b++) {
       const cis_csr_block *blk = &h->blocks[b];
-      if (!resident[b] || blk->nnz == 0) continue;
-      if (first >= 0 && sum + blk->nnz > cap) break;
+      if (!resident[b] || d->bnnz[b] == 0) continue;
+      if (first >= 0 && sum + d->bnnz[b] > cap) break;
       if (first < 0) first = b;
       last = b;
-      sum += blk->nnz;
-      for (int64_t l = 0; l < blk->nrows; l += CIS_ROWS_PER_TASK) {
+      sum += d->bnnz[b];
+      int64_t per = cis_csr_block_cached(blk) ? CIS_ROWS_PER_TASK : CIS_REGEN_ROWS_PER_TASK;
+      for (int64_t l = 0; l < blk->nrows; l += per) {
         task[ntask][0] = b;
         task[ntask][1] = l;
-        task[ntask++][2] = CIS_MIN(l + CIS_ROWS_PER_TASK, blk->nrows);
+        task[ntask++][2] = CIS_MIN(l + per, blk->nrows);
       }
     }
     if (first < 0) break;
@@ -575,11 +626,28 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     CIS_CUDA_TRY(cudaEventSynchronize(copied[slot]));
     double te = cis_wtime();
     d->info.csr_wait_seconds += te - tw;
+    cis_worker_error we = {CIS_OK, ""};
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
-    for (int64_t t = 0; t < ntask; t++)
-      bad |= encode_rows(d, &h->blocks[task[t][0]], task[t][1], task[t][2], rp, crp, x0, c0,
-                         to + (int64_t)omp_get_thread_num() * longest, xval, xcol, ccol, ccode);
+    for (int64_t t = 0; t < ntask; t++) {
+      const cis_csr_block *blk = &h->blocks[task[t][0]];
+      int64_t l0 = task[t][1], l1 = task[t][2];
+      int me = omp_get_thread_num();
+      if (cis_worker_error_seen(&we)) continue;
+      if (!cis_csr_block_cached(blk)) {
+        cis_err e = cis_hyb_regen_rows(h, blk->row0 + l0, l1 - l0, &scratch[me]);
+        if (e != CIS_OK) {
+          cis_worker_error_keep(&we, e);
+          continue;
+        }
+        blk = &scratch[me];
+        l1 -= l0;
+        l0 = 0;
+      }
+      bad |= encode_rows(d, blk, l0, l1, rp, crp, x0, c0, to + (int64_t)me * longest, xval,
+                         xcol, ccol, ccode);
+    }
     d->info.csr_split_seconds += cis_wtime() - te;
+    if (we.code != CIS_OK) CIS_FAIL(we.code, "%s", we.msg);
     if (bad)
       CIS_FAIL(CIS_ERR_INTERNAL,
                "upload: Expansion blocks from row %lld changed since they were counted",
@@ -610,6 +678,9 @@ cleanup:
     if (stage[i]) cudaFreeHost(stage[i]);
     if (copied[i]) cudaEventDestroy(copied[i]);
   }
+  if (scratch)
+    for (int i = 0; i < nthr; i++) cis_csr_block_free(&scratch[i]);
+  cis_free(&scratch);
   cis_free(&task);
   cis_free(&to);
   return err;
@@ -633,7 +704,7 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
     const cis_csr_block *blk = &h->blocks[b];
     for (int64_t l = 0; l < blk->nrows; l++) {
       int64_t r = blk->row0 + l;
-      int64_t len = resident[b] ? blk->rowptr[l + 1] - blk->rowptr[l] : 0;
+      int64_t len = resident[b] ? d->rlen[r] : 0;
       int64_t c = resident[b] && coded ? d->ncoded[r] : 0;
       rp[r + 1] = rp[r] + len - c;
       if (coded) crp[r + 1] = crp[r] + c;
@@ -802,7 +873,8 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     CIS_CALL(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
   d->info.ell_seconds = cis_wtime() - t0;
   t0 = cis_wtime();
-  CIS_TRY(dict_setup(d, flags));
+  CIS_TRY(dict_choose(d, flags));
+  CIS_TRY(census(d, flags));
   d->info.dict_seconds = cis_wtime() - t0;
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(choose_resident(d, avail, flags, resident));
@@ -817,7 +889,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
      * 11.2 us a vector against 11.6 (docs/BENCHMARKS.md, commit 0a30547 and e690ab1). */
     int64_t l2 = 0, streamed = h->nnz_exp; /* the streamed blocks' entries, 12 bytes each */
     for (int64_t b = 0; b < h->nblocks; b++)
-      if (resident[b]) streamed -= h->blocks[b].nnz;
+      if (resident[b]) streamed -= d->bnnz[b];
     int64_t bytes = d->info.ell_bytes + d->info.csr_bytes + 12 * streamed;
     CIS_TRY(device_l2(&l2));
     d->group = d->info.group = bytes > l2 ? 4 : CIS_HYB_CUDA_MAX_K;
@@ -892,6 +964,8 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   dev_free(&d->ccode);
   dev_free(&d->ctable);
   cis_vdict_free(&d->dict);
+  cis_free(&d->rlen);
+  cis_free(&d->bnnz);
   cis_free(&d->ncoded);
   cis_free(&d->bcoded);
   dev_free(&d->xt);
@@ -1184,25 +1258,6 @@ cleanup:
 
 /* ---- streamed Expansion blocks ------------------------------------------------------------- */
 
-static cis_err check_block(const cis_hyb *h, const cis_csr_block *b, int64_t nrows, int64_t row0) {
-  CIS_CHECK(b->rowptr && b->rowptr[0] == 0, CIS_ERR_INTERNAL,
-            "Expansion block at row %lld: row pointers missing or rowptr[0] != 0",
-            (long long)row0);
-  for (int64_t l = 0; l < nrows; l++)
-    CIS_CHECK(b->rowptr[l + 1] >= b->rowptr[l], CIS_ERR_INTERNAL,
-              "Expansion block at row %lld: row pointers decrease at row %lld", (long long)row0,
-              (long long)(row0 + l));
-  int64_t nnz = b->rowptr[nrows];
-  CIS_CHECK(nnz <= b->cap && (nnz == 0 || (b->col && b->val)), CIS_ERR_INTERNAL,
-            "Expansion block at row %lld: %lld entries but room for %lld", (long long)row0,
-            (long long)nnz, (long long)b->cap);
-  for (int64_t p = 0; p < nnz; p++)
-    CIS_CHECK(b->col[p] >= h->ell.boundary && b->col[p] < h->n, CIS_ERR_INTERNAL,
-              "Expansion block at row %lld: column %d outside %lld..%lld", (long long)row0,
-              (int)b->col[p], (long long)h->ell.boundary, (long long)(h->n - 1));
-  return CIS_OK;
-}
-
 /* The rows of block `b`: the host cache, or regenerated into `scratch`. */
 static cis_err block_source(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
                             const cis_csr_block **src) {
@@ -1211,11 +1266,7 @@ static cis_err block_source(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
     *src = want;
     return CIS_OK;
   }
-  scratch->row0 = want->row0;
-  scratch->nrows = want->nrows;
-  scratch->nnz = 0;
-  CIS_CALL(h->regen(h->regen_ctx, want->row0, want->nrows, scratch));
-  CIS_CALL(check_block(h, scratch, want->nrows, want->row0));
+  CIS_CALL(cis_hyb_regen_rows(h, want->row0, want->nrows, scratch));
   *src = scratch;
   return CIS_OK;
 }

@@ -4,18 +4,21 @@
  *  - the sliced ELL block of Reference columns, always; its column indices are 16-bit when
  *    boundary <= 65536, else 32-bit; slice widths are rounded up to even so that a row starts
  *    on a 16-byte boundary (values are read as double2);
- *  - the cached Expansion blocks, concatenated into one CSR (64-bit row pointers over all n
- *    rows; rows of blocks that are not resident have empty ranges), while the budget allows;
+ *  - the Expansion blocks, concatenated into one CSR (64-bit row pointers over all n rows; rows
+ *    of blocks that are not resident have empty ranges), in order while the budget allows: the
+ *    host's cached blocks, and those it does not cache regenerated through h->regen (twice at
+ *    upload: once to count their entries, once to store them), so that what stays on the device
+ *    need not fit in host memory;
  *    its column indices are 16-bit when n <= 65536 (and the ELL's are not 32-bit), else
  *    32-bit.
  *    When the values repeat (a value dictionary, spmv/valdict.h, would code at least half of a
- *    sample) and the cached blocks are larger than twice the device's L2 cache (smaller ones
+ *    sample) and the Expansion blocks are larger than twice the device's L2 cache (smaller ones
  *    are read from L2, where the decoding costs more than the bytes it saves), the entries
  *    whose value is in the dictionary form a second, coded CSR: a column and a 16-bit code,
  *    6 bytes instead of 12 (4 instead of 10 with 16-bit columns); the others stay in the
  *    plain CSR. Resident blocks are split on
  *    OpenMP threads into pinned staging and copied from there, a group while the next is split.
- * Blocks that are not resident (not cached on the host, or over the budget) are streamed in
+ * Blocks that are not resident (over the budget, or with CIS_HYB_CUDA_NO_CACHE) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
  * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
  * copied asynchronously and applied by a second kernel, two batches in flight, so that the host
@@ -69,14 +72,18 @@ typedef struct {
   int64_t coded_nnz;       /* resident Expansion entries stored with a 16-bit value code */
   int dict_size;           /* magnitudes in the value dictionary (0: none) */
   double dict_cover;       /* share of the sampled entries it codes (spmv/valdict.h) */
-  double dict_seconds;     /* host time to choose it and count the coded entries */
+  double dict_seconds;     /* host time to choose it and take the census of the blocks that
+                              may be resident (their entries, coded ones, regenerating the
+                              blocks the host does not cache) */
   /* Host wall time of the upload (cis_hyb_cuda_create2) and of its parts: the ELL block; the
-   * resident Expansion CSR, of which splitting the rows into staging (on OpenMP threads) and
+   * resident Expansion CSR, of which splitting the rows into staging (on OpenMP threads; with
+   * the regeneration of the rows the host does not cache) and
    * waiting for the copies of earlier groups; dict_seconds and tune_seconds are parts too. */
   double upload_seconds, ell_seconds, csr_seconds, csr_split_seconds, csr_wait_seconds;
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
+  int64_t regenerated_blocks; /* resident blocks the host does not cache: regenerated at upload */
   int index_bits;          /* ELL columns: 16 or 32 bits (16 in column tiles) */
   int tile_cols;           /* the Reference region in column tiles of this many columns, each
                               group of rows multiplying it a tile at a time (0: one sliced ELL

@@ -135,17 +135,27 @@ cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_
   sample_table t = {0};
   key_count *kc = NULL;
   double *mag = NULL;
+  cis_csr_block scratch;
   int64_t total = 0, taken = 0;
   memset(out, 0, sizeof *out);
+  memset(&scratch, 0, sizeof scratch);
+  /* the blocks to sample: every block when the uncached ones can be regenerated, else the
+   * cached ones */
   for (int64_t b = 0; b < h->nblocks; b++)
     if (cis_csr_block_cached(&h->blocks[b])) total += h->blocks[b].nnz;
+  if (h->regen) total = h->nnz_exp;
   if (total == 0 || sample <= 0) return CIS_OK;
-  /* every step-th cached block, whole, until about `sample` entries */
+  /* every step-th of them, whole, until about `sample` entries */
   int64_t step = CIS_MAX((int64_t)1, (total + sample - 1) / sample);
   CIS_TRY(sample_alloc(&t, 16));
   for (int64_t b = 0, i = 0; b < h->nblocks; b++) {
     const cis_csr_block *blk = &h->blocks[b];
-    if (!cis_csr_block_cached(blk) || i++ % step != 0) continue;
+    if (!cis_csr_block_cached(blk) && !h->regen) continue;
+    if (i++ % step != 0) continue;
+    if (!cis_csr_block_cached(blk)) {
+      CIS_TRY(cis_hyb_regen_rows(h, blk->row0, blk->nrows, &scratch));
+      blk = &scratch;
+    }
     CIS_TRY(count_block(blk, &t));
     taken += blk->nnz;
   }
@@ -171,6 +181,7 @@ cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_
   out->cover = cover;
   out->sampled = taken;
 cleanup:
+  cis_csr_block_free(&scratch);
   sample_free(&t);
   cis_free(&kc);
   cis_free(&mag);

@@ -12,7 +12,8 @@
  * whose values do not repeat gets an empty dictionary, and correctness never depends on which
  * values are in it.
  *
- * The table is chosen from a sample of the cached Expansion blocks: the most frequent
+ * The table is chosen from a sample of the Expansion blocks (regenerated where the host does
+ * not cache them and the matrix has a regenerator; else the cached ones): the most frequent
  * magnitudes seen at least twice, ordered by their first appearance (so that neighbouring
  * entries of a row, which the generator produces in integral order, read neighbouring table
  * entries). It is kept (size > 0) only when the sample says that at least CIS_VDICT_MIN_COVER
@@ -72,8 +73,9 @@ static inline double cis_vdict_value(const cis_vdict *d, uint16_t code) {
 }
 
 /* Choose the dictionary, of at most max_size (<= CIS_VDICT_MAX) magnitudes, from about `sample`
- * entries of h's cached Expansion blocks (evenly spread over the blocks); out->size is 0 when
- * it would not pay. */
+ * entries of h's Expansion blocks (evenly spread over the blocks; all of them when h->regen can
+ * regenerate those the host does not cache, else the cached ones); out->size is 0 when it would
+ * not pay. */
 cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_vdict *out);
 /* A dictionary of the given magnitudes (at most CIS_VDICT_MAX, distinct, sign ignored). */
 cis_err cis_vdict_from_values(const double *mag, int32_t count, cis_vdict *out);

@@ -1,7 +1,8 @@
 /* The CUDA kernels and backend against the CPU references.
  *
  * Every device product (our single- and multi-vector kernels, the paper's kernel, the backend's
- * matvec with resident, budget-streamed and regenerated Expansion blocks) is compared with
+ * matvec with resident, budget-streamed and regenerated Expansion blocks, and resident blocks
+ * that the host does not cache, regenerated at upload) is compared with
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
@@ -403,6 +404,59 @@ static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, doubl
   cis_hyb_cuda_destroy(&d);
 }
 
+/* The product of an upload with `flags` for k vectors, copied to the host (NULL after an error). */
+static double *upload_product(const test_case *tc, cis_hyb *h, int flags, int k,
+                              const double *dX, double *dY) {
+  cis_hyb_cuda *d = NULL;
+  double *Y = (double *)malloc((size_t)(tc->n * k + 1) * 8);
+  poison(dY, tc->n * k);
+  if (cis_hyb_cuda_create(h, 0, flags, 0, &d) != CIS_OK ||
+      cis_hyb_cuda_apply(d, k, dX, dY) != CIS_OK) {
+    fail_err(tc->label);
+    cis_hyb_cuda_destroy(&d);
+    free(Y);
+    return NULL;
+  }
+  cuda_ok(cudaDeviceSynchronize(), tc->label);
+  cuda_ok(cudaMemcpy(Y, dY, (size_t)(tc->n * k) * 8, cudaMemcpyDeviceToHost), tc->label);
+  cis_hyb_cuda_destroy(&d);
+  return Y;
+}
+
+/* Half the Expansion blocks not cached on the host (uncache_half): every block still resident
+ * on the device, the uncached ones regenerated at upload, plain and coded; the products match
+ * the CPU reference, and bit for bit those of the fully cached upload (Ycached[coded], k = 3). */
+static void check_regenerated(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                              double *const *Yref, double *Y, double *const *Ycached) {
+  for (int coded = 0; coded <= (tc->distinct > 0); coded++) {
+    cis_hyb_cuda *d = NULL;
+    cis_hyb_cuda_info info;
+    int flags = coded ? CIS_HYB_CUDA_CODED : 0;
+    const char *tag = coded ? ", coded upload of regenerated blocks" : ", upload of regenerated blocks";
+    if (cis_hyb_cuda_create(h, 0, flags, 0, &d) != CIS_OK) return fail_err(tc->label);
+    cis_hyb_cuda_get_info(d, &info);
+    int64_t uncached = h->nblocks - h->ncached;
+    int ok = info.resident_blocks == h->nblocks && info.streamed_blocks == 0 &&
+             info.regenerated_blocks == uncached && (!coded || info.dict_size > 0 || h->nnz_exp == 0);
+    printf("%-4s %s: %lld of %lld blocks resident, %lld regenerated at upload, %lld streamed "
+           "(expected %lld, %lld, 0)%s\n", ok ? "ok" : "FAIL", tc->label,
+           (long long)info.resident_blocks, (long long)h->nblocks,
+           (long long)info.regenerated_blocks, (long long)info.streamed_blocks,
+           (long long)h->nblocks, (long long)uncached, coded ? ", coded values" : "");
+    if (!ok) g_fail++;
+    check_ours(tc, d, tag, dX, dY, Yref, Y);
+    cis_hyb_cuda_destroy(&d);
+    double *Yr = upload_product(tc, h, flags, ks[1], dX, dY);
+    if (Yr && Ycached[coded]) {
+      int same = memcmp(Yr, Ycached[coded], (size_t)(tc->n * ks[1]) * 8) == 0;
+      printf("%-4s %s: product k=%d%s bit for bit that of the cached upload\n",
+             same ? "ok" : "FAIL", tc->label, ks[1], tag);
+      if (!same) g_fail++;
+    }
+    free(Yr);
+  }
+}
+
 /* Every Expansion block streamed: half from the host cache, half regenerated. */
 static void check_streamed(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                            double *const *Yref, double *Y) {
@@ -498,9 +552,15 @@ static void run_case(const test_case *tc) {
   check_resident(tc, &h, dX, dY, Yref, Y);
   check_coded(tc, &h, dX, dY, Yref, Y);
   check_tiling(tc, &h, dX, dY, Yref, Y);
+  double *Ycached[2] = {upload_product(tc, &h, 0, ks[1], dX, dY),
+                        tc->distinct > 0 ? upload_product(tc, &h, CIS_HYB_CUDA_CODED, ks[1], dX, dY)
+                                         : NULL};
   ctx.m = &m;
   ctx.boundary = tc->boundary;
   uncache_half(&h, &ctx);
+  check_regenerated(tc, &h, dX, dY, Yref, Y, Ycached);
+  free(Ycached[0]);
+  free(Ycached[1]);
   check_streamed(tc, &h, dX, dY, Yref, Y);
   check_backend_matvec(tc, &h, X, Yref);
   check_budget_refused(tc, &h);
