@@ -415,7 +415,7 @@ static void matrix_ci(const bench_args *a, bench_matrix *bm) {
   prob.space.level = a->level;
   cis_space_opts so = {a->ref_size, 0};
   die_on(cis_space_build(&prob.ints, &prob.space, &so, &bm->space));
-  cis_hmat_opts ho = {(int64_t)1 << 60, 0, 0, 0}; /* cache every block */
+  cis_hmat_opts ho = {(int64_t)1 << 60, 0, 0, 0, 0}; /* cache every block */
   die_on(cis_hmat_build_ci(&prob.ints, bm->space, &ho, &bm->hm));
   bm->h = &bm->hm->hyb;
   if (a->order) matrix_renumber(bm);
@@ -1369,7 +1369,7 @@ int main(int argc, char **argv) {
     if (md) fprintf(md, head, omp_get_max_threads());
     streamed_report("from the host cache", &h, t.s, dx[0], dy[0], yref.data(), md);
     cis_hmat *hr = NULL;
-    cis_hmat_opts ho = {0, a.ref_size, 0, 0}; /* cache none: regenerate every block */
+    cis_hmat_opts ho = {0, a.ref_size, 0, 0, 0}; /* cache none: regenerate every block */
     die_on(cis_hmat_build_ci(&bm.prob.ints, bm.space, &ho, &hr));
     streamed_report("regenerated", &hr->hyb, t.s, dx[0], dy[0], yref.data(), md);
     cis_hmat_destroy(&hr);

@@ -8,6 +8,7 @@
 
 #include "core/util.h"
 #include "hamiltonian/rowgen.h"
+#include "spmv/census.h"
 
 #define CIS_ELL_SLICE 32
 #define CIS_BLOCK_TARGET_NNZ ((int64_t)1 << 20)
@@ -104,6 +105,7 @@ typedef struct {
   unsigned char *held; /* nblocks: counted against the budget: 1 being copied out, 2 copied */
   int64_t *nnz;        /* nblocks: Expansion entries */
   int64_t budget, used, first_refused;
+  cis_census *census;  /* NULL, or counts each block as it is generated */
 } build_state;
 
 /* Reference and Expansion entries per row from a sample of rows: the block size and the
@@ -238,6 +240,11 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
       seen = fail;
       if (!ok || seen) continue;
       ok = gen_block(st, b, &buf, &out, &total) == CIS_OK;
+      if (ok && st->census) {
+        out.row0 = st->hy->blocks[b].row0;
+        out.nrows = st->hy->blocks[b].nrows;
+        cis_census_block(st->census, b, &out);
+      }
       st->nnz[b] = out.nnz;
       nexp += out.nnz;
       ok = ok && keep_block(st, b, &out) == CIS_OK;
@@ -340,8 +347,22 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
   CIS_TRY(cis_calloc(&st.ref, (size_t)h->hyb.nblocks, sizeof(ref_buf), "Reference entries"));
   CIS_TRY(cis_calloc(&st.held, (size_t)h->hyb.nblocks, 1, "block flags"));
   CIS_TRY(cis_calloc(&st.nnz, (size_t)h->hyb.nblocks, sizeof(int64_t), "block sizes"));
+  if (opts && opts->census) {
+    /* The dictionary's sample is regenerated from the rows before the pass, its stride set by
+     * the sampled row length. */
+    CIS_TRY(cis_calloc(&st.census, 1, sizeof *st.census, "census"));
+    h->hyb.regen = cis_rowgen_regen;
+    h->hyb.regen_ctx = (void *)g;
+    h->hyb.nnz_exp = (int64_t)(exp_row * (double)n);
+    err = cis_census_init(st.census, &h->hyb, 1);
+    h->hyb.regen = NULL;
+    h->hyb.regen_ctx = NULL;
+    if (err != CIS_OK) goto cleanup;
+  }
   CIS_TRY(gen_all(&st, nt, &nexp, &h->stats.elements_generated));
   h->hyb.nnz_exp = nexp;
+  h->hyb.census = st.census;
+  st.census = NULL;
   settle_blocks(h, &st);
   CIS_TRY(ell_shape(e, n, h->nref));
   ell_pack(&h->hyb, st.ref);
@@ -355,6 +376,8 @@ cleanup:
   cis_free(&st.ref);
   cis_free(&st.held);
   cis_free(&st.nnz);
+  if (st.census) cis_census_free(st.census);
+  cis_free(&st.census);
   return err;
 }
 

@@ -24,6 +24,9 @@ typedef struct {
   int64_t ref_size;   /* explicit matrices only: Reference region size; 0 = automatic */
   int64_t block_rows; /* rows per Expansion block; 0 = automatic */
   int nthreads;       /* 0 = OpenMP default */
+  int census;         /* CI matrices: take the census of the Expansion rows for a GPU upload
+                         while they are generated (hyb.census, spmv/census.h), with a value
+                         dictionary chosen from a sample of rows first */
 } cis_hmat_opts;
 
 typedef struct {

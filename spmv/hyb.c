@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "spmv/census.h"
 
 /* Expansion blocks of about this many nonzeros when the caller lets us choose: large enough
  * that per-block overheads vanish, small enough that a GPU can double-buffer two of them. */
@@ -53,6 +54,8 @@ void cis_ell_free(cis_ell *e) {
 
 void cis_hyb_free(cis_hyb *h) {
   if (!h) return;
+  if (h->census) cis_census_free(h->census);
+  cis_free(&h->census);
   cis_ell_free(&h->ell);
   if (h->blocks)
     for (int64_t b = 0; b < h->nblocks; b++) cis_csr_block_free(&h->blocks[b]);

@@ -13,7 +13,8 @@
  * contiguous (one warp per row reads them coalesced). Entries t >= row_len[r] are padding
  * (col 0, val 0.0) and may be read harmlessly.
  *
- * Ownership: a cis_hyb owns its ELL arrays and its cached blocks; regen_ctx is borrowed.
+ * Ownership: a cis_hyb owns its ELL arrays, its cached blocks and its census; regen_ctx is
+ * borrowed.
  */
 #ifndef CIS_HYB_H
 #define CIS_HYB_H
@@ -64,6 +65,8 @@ typedef struct {
   cis_regen_fn regen;    /* NULL when every block is cached */
   void *regen_ctx;
   cis_regen_apply_fn regen_apply; /* optional (NULL: regen, then multiply) */
+  struct cis_census *census;      /* optional, owned: the census of the Expansion rows taken
+                                     while they were generated (spmv/census.h) */
 } cis_hyb;
 
 static inline int cis_csr_block_cached(const cis_csr_block *b) { return b->val != 0; }

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "core/util.h"
+#include "spmv/census.h"
 #include "spmv/valdict.h"
 }
 #include "kernels/cuda_check.cuh"
@@ -22,11 +23,6 @@ extern "C" {
 #define CIS_ELL_CHUNK ((int64_t)1 << 22)
 /* Host staging for the Expansion upload, in entries (18 bytes each at most), two buffers. */
 #define CIS_CODE_CHUNK ((int64_t)1 << 22)
-/* Entries sampled to choose the value dictionary, and its largest size on the device: on
- * H2O/6-31G FCI 1024 magnitudes code 72% of the entries, 2048 95.3%, 4096 95.3% at the same
- * speed, 8192 2% slower (the table competes with x for L1). */
-#define CIS_VDICT_SAMPLE ((int64_t)1 << 21)
-#define CIS_DEVICE_DICT 4096
 
 /* A streamed batch's buffers: pinned host staging, its device copy, and the two events that
  * say when the staging may be refilled (copied) and the device copy overwritten (consumed). */
@@ -76,13 +72,13 @@ struct cis_hyb_cuda {
   void *csr_col;
   int32_t *paper_csr_col; /* == csr_col when 32-bit */
   double *csr_val;
-  /* its coded part (ctable != NULL): entries whose value is in the dictionary */
-  cis_vdict dict;
-  /* the census of the blocks that may be resident (may_reside), on the host: Expansion entries
-   * per row (rlen) and per block (bnnz), and with a dictionary the coded ones (ncoded, bcoded) */
-  int32_t *rlen, *ncoded;
-  int64_t *bnnz, *bcoded;
-  int64_t longest; /* entries of the longest row the census saw */
+  /* its coded part (ctable != NULL): entries whose value is in the dictionary `dict` (NULL:
+   * none), that of the census */
+  const cis_vdict *dict;
+  /* the census of the blocks that may be resident (may_reside): the one the host took while it
+   * built the matrix (h->census), or the upload's own */
+  const cis_census *cen;
+  cis_census own;
   int64_t *crowptr;
   void *ccol;
   uint16_t *ccode;
@@ -414,12 +410,13 @@ static int may_reside(const cis_hyb *h, int64_t b, int flags) {
   return cis_csr_block_cached(&h->blocks[b]) || h->regen != NULL;
 }
 
-/* The value dictionary, unless the caller wants plain values (the paper's kernel reads the
- * resident CSR's values) or the blocks that may be resident would be read from L2 anyway: on
- * H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took 32.5 us against 28.7 us
- * plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
-static cis_err dict_choose(cis_hyb_cuda *d, int flags) {
+/* Whether the resident entries are to be coded: unless the caller wants plain values (the
+ * paper's kernel reads the resident CSR's values) or the blocks that may be resident would be
+ * read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
+ * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
+static cis_err want_coded(const cis_hyb_cuda *d, int flags, int *coded) {
   const cis_hyb *h = d->h;
+  *coded = 0;
   if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return CIS_OK;
   if (!(flags & CIS_HYB_CUDA_CODED)) {
     int64_t l2 = 0, bytes = h->regen ? 12 * h->nnz_exp : 0;
@@ -428,66 +425,44 @@ static cis_err dict_choose(cis_hyb_cuda *d, int flags) {
       if (cis_csr_block_cached(&h->blocks[b])) bytes += h->blocks[b].nnz * 12;
     if (bytes <= 2 * l2) return CIS_OK;
   }
-  CIS_CALL(cis_vdict_build(h, CIS_VDICT_SAMPLE, CIS_DEVICE_DICT, &d->dict));
-  d->info.dict_cover = d->dict.cover;
+  *coded = 1;
   return CIS_OK;
 }
 
-/* The census of the blocks that may be resident, on OpenMP threads, a block per task: each
- * row's entries, and with a dictionary its coded ones. A block the host does not cache is
- * regenerated for it (and again when it is uploaded). */
-static cis_err census(cis_hyb_cuda *d, int flags) {
+/* The census of the blocks that may be resident, and the dictionary: the host's census when it
+ * took one while building the matrix (with its dictionary, when the entries are to be coded),
+ * else one taken here (spmv/census.h), a block the host does not cache regenerated for it (and
+ * again when it is stored). */
+static cis_err census_setup(cis_hyb_cuda *d, int flags) {
   const cis_hyb *h = d->h;
-  int coded = d->dict.size > 0;
-  size_t nr = (size_t)CIS_MAX(h->n, (int64_t)1), nb = (size_t)CIS_MAX(h->nblocks, (int64_t)1);
-  CIS_CALL(cis_calloc(&d->rlen, nr, sizeof *d->rlen, "Expansion entries per row"));
-  CIS_CALL(cis_calloc(&d->bnnz, nb, sizeof *d->bnnz, "Expansion entries per block"));
-  if (coded) {
-    CIS_CALL(cis_calloc(&d->ncoded, nr, sizeof *d->ncoded, "coded entries per row"));
-    CIS_CALL(cis_calloc(&d->bcoded, nb, sizeof *d->bcoded, "coded entries per block"));
+  int coded = 0;
+  unsigned char *want = NULL;
+  CIS_CALL(want_coded(d, flags, &coded));
+  if (h->census && cis_census_complete(h->census)) {
+    d->cen = h->census;
+  } else {
+    CIS_CALL(cis_census_init(&d->own, h, coded));
+    CIS_CALL(cis_calloc(&want, (size_t)CIS_MAX(h->nblocks, (int64_t)1), 1, "census blocks"));
+    for (int64_t b = 0; b < h->nblocks; b++) want[b] = (unsigned char)may_reside(h, b, flags);
+    cis_err e = cis_census_take(&d->own, h, want);
+    cis_free(&want);
+    CIS_CALL(e);
+    d->cen = &d->own;
   }
-  cis_worker_error we = {CIS_OK, ""};
-  int64_t longest = 0;
-#pragma omp parallel reduction(max : longest)
-  {
-    cis_csr_block scratch;
-    memset(&scratch, 0, sizeof scratch);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t b = 0; b < h->nblocks; b++) {
-      if (!may_reside(h, b, flags) || cis_worker_error_seen(&we)) continue;
-      const cis_csr_block *blk = &h->blocks[b];
-      if (!cis_csr_block_cached(blk)) {
-        cis_err e = cis_hyb_regen_rows(h, blk->row0, blk->nrows, &scratch);
-        if (e != CIS_OK) {
-          cis_worker_error_keep(&we, e);
-          continue;
-        }
-        blk = &scratch;
-      }
-      for (int64_t l = 0; l < blk->nrows; l++) {
-        int64_t len = blk->rowptr[l + 1] - blk->rowptr[l];
-        d->rlen[blk->row0 + l] = (int32_t)len;
-        longest = CIS_MAX(longest, len);
-      }
-      d->bnnz[b] = blk->nnz;
-      if (coded) d->bcoded[b] = cis_vdict_count_block(&d->dict, blk, d->ncoded + blk->row0);
-    }
-    cis_csr_block_free(&scratch);
-  }
-  CIS_WORKER_RERAISE(we);
-  d->longest = longest;
+  d->dict = coded && d->cen->dict.size ? &d->cen->dict : NULL;
+  d->info.dict_cover = d->cen->dict.cover;
   return CIS_OK;
 }
 
 /* Device bytes of a resident block: 8 per plain entry and 2 per coded one, plus its column. */
 static int64_t block_bytes(const cis_hyb_cuda *d, int64_t b) {
-  int64_t nnz = d->bnnz[b], c = d->dict.size ? d->bcoded[b] : 0, cb = d->csr_bits / 8;
+  int64_t nnz = d->cen->bnnz[b], c = d->dict ? d->cen->bcoded[b] : 0, cb = d->csr_bits / 8;
   return (2 + cb) * c + (8 + cb) * (nnz - c);
 }
 
 /* Device bytes of the coded part besides its entries: row pointers, padding, the table. */
 static int64_t coded_overhead(const cis_hyb_cuda *d) {
-  return (d->h->n + 1) * 8 + 4 * (2 + d->csr_bits / 8) + (int64_t)d->dict.size * 8;
+  return (d->h->n + 1) * 8 + 4 * (2 + d->csr_bits / 8) + (int64_t)(d->dict ? d->dict->size : 0) * 8;
 }
 
 /* Which blocks stay resident: those that may (may_reside), in order, while they fit in `avail`
@@ -495,8 +470,8 @@ static int64_t coded_overhead(const cis_hyb_cuda *d) {
 static cis_err choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *resident) {
   const cis_hyb *h = d->h;
   int64_t row = 0;
-  if (d->dict.size && avail < coded_overhead(d)) cis_vdict_free(&d->dict);
-  if (d->dict.size) avail -= coded_overhead(d);
+  if (d->dict && avail < coded_overhead(d)) d->dict = NULL;
+  if (d->dict) avail -= coded_overhead(d);
   for (int64_t b = 0; b < h->nblocks; b++) {
     const cis_csr_block *blk = &h->blocks[b];
     CIS_CHECK(blk->row0 == row && blk->nrows >= 0, CIS_ERR_INTERNAL,
@@ -539,7 +514,7 @@ static int encode_rows(const cis_hyb_cuda *d, const cis_csr_block *blk, int64_t 
     cis_lane_order(rp[r], rp[r + 1], 2, d->lane_order, tox);
     if (crp) cis_lane_order(crp[r], crp[r + 1], 4, d->lane_order, toc);
     for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++) {
-      int code = crp ? cis_vdict_code(&d->dict, blk->val[p]) : -1;
+      int code = crp ? cis_vdict_code(d->dict, blk->val[p]) : -1;
       if (code >= 0) {
         if (kc == nc) return 1;
         put_col(d, ccol, ci + toc[kc], blk->col[p]);
@@ -570,7 +545,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
-  int64_t longest = CIS_MAX(d->longest, (int64_t)1);
+  int64_t longest = CIS_MAX(d->cen->longest, (int64_t)1);
   int64_t(*task)[3] = NULL; /* block, first row, end row */
   int32_t *to = NULL;       /* lane order, one longest row per thread */
   cis_csr_block *scratch = NULL; /* regenerated rows, one task's per thread */
@@ -580,8 +555,8 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
   int slot = 0;
   for (int64_t b = 0; b < h->nblocks; b++)
     if (resident[b]) {
-      total += d->bnnz[b];
-      biggest = CIS_MAX(biggest, d->bnnz[b]);
+      total += d->cen->bnnz[b];
+      biggest = CIS_MAX(biggest, d->cen->bnnz[b]);
     }
   if (total == 0) return CIS_OK;
   CIS_TRY(cis_malloc(&to, (size_t)(nthr * longest), sizeof *to, "upload lane order"));
@@ -601,11 +576,11 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     ntask = 0;
     for (; b < h->nblocks; b++) {
       const cis_csr_block *blk = &h->blocks[b];
-      if (!resident[b] || d->bnnz[b] == 0) continue;
-      if (first >= 0 && sum + d->bnnz[b] > cap) break;
+      if (!resident[b] || d->cen->bnnz[b] == 0) continue;
+      if (first >= 0 && sum + d->cen->bnnz[b] > cap) break;
       if (first < 0) first = b;
       last = b;
-      sum += d->bnnz[b];
+      sum += d->cen->bnnz[b];
       int64_t per = cis_csr_block_cached(blk) ? CIS_ROWS_PER_TASK : CIS_REGEN_ROWS_PER_TASK;
       for (int64_t l = 0; l < blk->nrows; l += per) {
         task[ntask][0] = b;
@@ -692,7 +667,7 @@ cleanup:
 static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
-  int coded = d->dict.size > 0;
+  int coded = d->dict != NULL;
   int64_t cb = d->csr_bits / 8;
   int64_t *rp = NULL, *crp = NULL, nnz = 0, cnnz = 0, ns = 0;
   CIS_TRY(cis_malloc(&rp, (size_t)h->n + 1, sizeof *rp, "resident CSR row pointers"));
@@ -704,8 +679,8 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
     const cis_csr_block *blk = &h->blocks[b];
     for (int64_t l = 0; l < blk->nrows; l++) {
       int64_t r = blk->row0 + l;
-      int64_t len = resident[b] ? d->rlen[r] : 0;
-      int64_t c = resident[b] && coded ? d->ncoded[r] : 0;
+      int64_t len = resident[b] ? d->cen->rlen[r] : 0;
+      int64_t c = resident[b] && coded ? d->cen->ncoded[r] : 0;
       rp[r + 1] = rp[r] + len - c;
       if (coded) crp[r + 1] = crp[r] + c;
     }
@@ -723,11 +698,11 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
     CIS_TRY(dev_alloc(&d->crowptr, (size_t)(h->n + 1) * 8, "coded CSR row pointers"));
     CIS_TRY(dev_alloc(&d->ccol, (size_t)(cnnz + 4) * cb, "coded CSR column indices"));
     CIS_TRY(dev_alloc(&d->ccode, (size_t)(cnnz + 4) * 2, "coded CSR value codes"));
-    CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict.size * 8, "value dictionary"));
+    CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict->size * 8, "value dictionary"));
     CIS_CUDA_TRY(cudaMemset(d->ccol, 0, (size_t)(cnnz + 4) * cb));
     CIS_CUDA_TRY(cudaMemset(d->ccode, 0, (size_t)(cnnz + 4) * 2));
     CIS_CUDA_TRY(cudaMemcpy(d->crowptr, crp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
-    CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict.table, (size_t)d->dict.size * 8,
+    CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
                             cudaMemcpyHostToDevice));
   }
   CIS_TRY(blocks_upload(d, resident, rp, crp));
@@ -746,7 +721,7 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
   d->info.csr_bytes =
       (nnz + 2) * (8 + cb) + (h->n + 1) * 8 + (coded ? cnnz * (2 + cb) + coded_overhead(d) : 0);
   d->info.coded_nnz = cnnz;
-  d->info.dict_size = d->dict.size;
+  d->info.dict_size = coded ? d->dict->size : 0;
   d->info.resident_blocks = h->nblocks - ns;
   d->info.streamed_blocks = ns;
 cleanup:
@@ -873,8 +848,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     CIS_CALL(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
   d->info.ell_seconds = cis_wtime() - t0;
   t0 = cis_wtime();
-  CIS_TRY(dict_choose(d, flags));
-  CIS_TRY(census(d, flags));
+  CIS_TRY(census_setup(d, flags));
   d->info.dict_seconds = cis_wtime() - t0;
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(choose_resident(d, avail, flags, resident));
@@ -889,7 +863,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
      * 11.2 us a vector against 11.6 (docs/BENCHMARKS.md, commit 0a30547 and e690ab1). */
     int64_t l2 = 0, streamed = h->nnz_exp; /* the streamed blocks' entries, 12 bytes each */
     for (int64_t b = 0; b < h->nblocks; b++)
-      if (resident[b]) streamed -= d->bnnz[b];
+      if (resident[b]) streamed -= d->cen->bnnz[b];
     int64_t bytes = d->info.ell_bytes + d->info.csr_bytes + 12 * streamed;
     CIS_TRY(device_l2(&l2));
     d->group = d->info.group = bytes > l2 ? 4 : CIS_HYB_CUDA_MAX_K;
@@ -963,11 +937,7 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   dev_free(&d->ccol);
   dev_free(&d->ccode);
   dev_free(&d->ctable);
-  cis_vdict_free(&d->dict);
-  cis_free(&d->rlen);
-  cis_free(&d->bnnz);
-  cis_free(&d->ncoded);
-  cis_free(&d->bcoded);
+  cis_census_free(&d->own);
   dev_free(&d->xt);
   for (int i = 0; i < CIS_NSLOTS; i++) {
     stream_slot *s = &d->slots[i];

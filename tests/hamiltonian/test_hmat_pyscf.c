@@ -2,12 +2,15 @@
  *
  * usage: test_hmat_pyscf FILE.h5 [--space fci|cisd] [--ref-size N] [--budget BYTES]
  *                                [--block-rows N] [--expect-streamed] [--expect-cached N]
- *                                [--s2-search]
+ *                                [--s2-search] [--census]
  * Determinants are matched by their bit strings. Checks: every element of our H against
  * PySCF's H (when the file holds it; for a truncated space, the principal submatrix), H x
  * against PySCF's contract_2e x (FCI only), the Reference block and the diagonal against H,
  * and <S^2> of PySCF's FCI vectors against PySCF's spin_square (--s2-search: with the
- * single-excitation targets found by search, not from cis_space_s2's table).
+ * single-excitation targets found by search, not from cis_space_s2's table). --census: the
+ * matrix is built with the census a GPU upload takes (cis_hmat_opts.census), which must match
+ * every block's rows as regenerated afterwards (the upload stores them so), counted again with
+ * the census's own dictionary.
  */
 #include <hdf5.h>
 #include <math.h>
@@ -18,6 +21,7 @@
 #include "tests/tools/expect.h"
 #include "core/util.h"
 #include "hamiltonian/hmat.h"
+#include "spmv/census.h"
 
 #define TOL 1e-12
 
@@ -185,6 +189,49 @@ done:
   free(s2);
 }
 
+/* The census taken during the build against the rows as the upload reads them: cached, or
+ * regenerated. */
+static void check_census(const cis_hmat *h) {
+  const cis_hyb *y = &h->hyb;
+  const cis_census *c = y->census;
+  cis_csr_block scratch;
+  int32_t *nc = NULL;
+  int64_t total = 0, bad_rows = 0, bad_blocks = 0;
+  memset(&scratch, 0, sizeof scratch);
+  EXPECT(c != NULL && cis_census_complete(c), "the build took a complete census");
+  if (!c || !cis_census_complete(c)) return;
+  printf("census: dictionary of %d magnitudes (%.0f%% of a sample of %ld entries), longest row "
+         "%ld\n", c->dict.size, 100.0 * c->dict.cover, (long)c->dict.sampled, (long)c->longest);
+  EXPECT(c->dict.size > 0, "a CI matrix's values repeat: the census has a dictionary");
+  nc = calloc((size_t)y->n + 1, sizeof *nc);
+  for (int64_t b = 0; b < y->nblocks && nc; b++) {
+    const cis_csr_block *blk = &y->blocks[b];
+    if (!cis_csr_block_cached(blk)) {
+      if (cis_hyb_regen_rows(y, blk->row0, blk->nrows, &scratch) != CIS_OK) {
+        cis_error_print(1);
+        bad_blocks++;
+        continue;
+      }
+      blk = &scratch;
+    }
+    int64_t coded = c->dict.size ? cis_vdict_count_block(&c->dict, blk, nc + blk->row0) : 0;
+    for (int64_t l = 0; l < blk->nrows; l++) {
+      int64_t r = blk->row0 + l;
+      bad_rows += c->rlen[r] != blk->rowptr[l + 1] - blk->rowptr[l] ||
+                  (c->dict.size && c->ncoded[r] != nc[r]);
+    }
+    bad_blocks += c->bnnz[b] != blk->nnz || (c->dict.size && c->bcoded[b] != coded);
+    total += c->bnnz[b];
+  }
+  EXPECT(nc != NULL, "memory for the recount");
+  EXPECT(bad_rows == 0 && bad_blocks == 0, "census: %ld rows and %ld blocks differ from a recount",
+         (long)bad_rows, (long)bad_blocks);
+  EXPECT(total == y->nnz_exp, "census: %ld Expansion entries, the matrix has %ld", (long)total,
+         (long)y->nnz_exp);
+  free(nc);
+  cis_csr_block_free(&scratch);
+}
+
 /* An explicit list: every third PySCF determinant, in reverse order. */
 static cis_err make_list(const ref_data *r, cis_space_spec *spec) {
   int64_t N = r->na * r->nb, n = (N + 2) / 3, nw = r->nw;
@@ -204,7 +251,7 @@ static int run(const char *path, int argc, char **argv) {
   memset(&r, 0, sizeof r);
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
   cis_space_opts so = {0, 0};
-  cis_hmat_opts ho = {-1, 0, 0, 0};
+  cis_hmat_opts ho = {.mem_budget = -1};
   int expect_streamed = 0;
   long expect_cached = -1;
   for (int a = 2; a < argc; a++) {
@@ -222,6 +269,8 @@ static int run(const char *path, int argc, char **argv) {
       expect_streamed = 1;
     } else if (!strcmp(argv[a], "--expect-cached") && a + 1 < argc) {
       expect_cached = atol(argv[++a]);
+    } else if (!strcmp(argv[a], "--census")) {
+      ho.census = 1;
     } else if (!strcmp(argv[a], "--s2-search")) {
       cis_space_set_s2_table_limit(0);
     } else {
@@ -254,6 +303,8 @@ static int run(const char *path, int argc, char **argv) {
   if (expect_cached >= 0)
     EXPECT(h->hyb.ncached == expect_cached, "%ld blocks cached, expected %ld",
            (long)h->hyb.ncached, expect_cached);
+  if (ho.census) check_census(h);
+  EXPECT(ho.census || h->hyb.census == NULL, "no census unless asked for");
   if (r.hval) check_elements(&r, h, map);
   if (spec.kind == CIS_SPACE_FCI) {
     EXPECT(h->n == N, "FCI has %ld determinants, PySCF %ld", (long)h->n, (long)N);

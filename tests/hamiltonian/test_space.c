@@ -154,7 +154,7 @@ static void test_explicit(void) {
   int32_t col[11] = {0, 1, 3, 0, 1, 2, 4, 0, 3, 2, 4};
   double val[11] = {3, .5, .125, .5, 1, 2, -.25, .125, 5, -.25, 4};
   cis_csr m = {5, 11, rp, col, val};
-  cis_hmat_opts o = {-1, 2, 0, 0};
+  cis_hmat_opts o = {.mem_budget = -1, .ref_size = 2};
   cis_hmat *h = NULL;
   cis_csr out = {0};
   if (cis_hmat_build_csr(&m, &o, &h) || cis_hmat_to_csr(h, &out)) {
