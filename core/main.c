@@ -114,6 +114,13 @@ static cis_err spin_penalty(const cis_options *o, const cis_problem *p, double *
   return CIS_OK;
 }
 
+/* Whether the run will most likely use a GPU backend (make_backend): --device gpu, or auto with
+ * a device present. */
+static int gpu_expected(const cis_options *o) {
+  if (o->device == CIS_DEVICE_CPU) return 0;
+  return o->device == CIS_DEVICE_GPU || cis_backend_cuda_device_count() > 0;
+}
+
 static cis_err make_backend(const cis_options *o, int64_t n, cis_backend **be) {
   if (o->device == CIS_DEVICE_CPU) return cis_backend_create_cpu(n, o->threads, be);
   if (o->device == CIS_DEVICE_GPU) {
@@ -242,7 +249,12 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
     CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
     rep.t_space = cis_wtime() - t0;
-    if (opt.mem < 0) hopt.mem_budget = default_mem_budget(&opt, cis_space_ndet(space));
+    /* A GPU keeps the matrix it holds without a host copy (its blocks are regenerated once, at
+     * upload): the host caches nothing by default, and regenerates what the GPU cannot hold. */
+    int gpu = gpu_expected(&opt);
+    if (opt.mem < 0) hopt.mem_budget = gpu ? 0 : default_mem_budget(&opt, cis_space_ndet(space));
+    /* the census the GPU's upload needs, taken while the rows are generated */
+    hopt.census = gpu;
     t0 = cis_wtime();
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {

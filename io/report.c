@@ -49,8 +49,13 @@ void cis_report_matrix(const cis_report *r) {
          cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
          (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2),
          cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
+  const char *why = r->opt->mem >= 0 ? "--mem"
+                    : h->stats.budget == 0 && r->opt->device != CIS_DEVICE_CPU && h->space
+                        ? "default on a GPU: the GPU holds the matrix, regenerated at upload; "
+                          "--mem for a host cache"
+                        : "default: 3/4 of the available memory less the solver's vectors";
   printf("budget           %s (%s)\n", cis_format_bytes((double)h->stats.budget, b1, sizeof b1),
-         r->opt->mem >= 0 ? "--mem" : "default: 3/4 of the available memory less the solver's vectors");
+         why);
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
   printf("device           %s\n", r->be->desc);
