@@ -340,6 +340,9 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
   /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
   int64_t ell_est = (int64_t)(2.0 * ref_row * (double)n * 12.0) + 12 * n;
   h->stats.budget = resolve_budget(opts ? opts->mem_budget : -1, n, ell_est);
+  if (opts && opts->device_bytes > 0 &&
+      block_bytes(n, (int64_t)(exp_row * (double)n)) <= opts->device_bytes)
+    h->stats.budget = 0;
   st.budget = h->stats.budget;
   st.first_refused = h->hyb.nblocks;
   CIS_TRY(cis_malloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));

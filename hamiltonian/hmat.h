@@ -27,6 +27,10 @@ typedef struct {
   int census;         /* CI matrices: take the census of the Expansion rows for a GPU upload
                          while they are generated (hyb.census, spmv/census.h), with a value
                          dictionary chosen from a sample of rows first */
+  int64_t device_bytes; /* CI matrices, > 0: the bytes a GPU offers the matrix. When the
+                         Expansion blocks fit in them (by the sampled row length, at 12 bytes
+                         an entry), none is cached on the host whatever mem_budget says: the
+                         GPU holds them all, regenerated once at upload */
 } cis_hmat_opts;
 
 typedef struct {

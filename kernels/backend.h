@@ -78,6 +78,9 @@ cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
                                 cis_backend **out);
 /* Number of usable CUDA devices (0 when CUDA is not compiled in or none works). */
 int cis_backend_cuda_device_count(void);
+/* The memory of CUDA device `device` (< 0: device 0) in bytes, from its properties (no context
+ * is started for it); 0 when there is no such device. */
+int64_t cis_backend_cuda_device_memory(int device);
 /* Start the CUDA context of `device` (< 0: device 0) on a helper thread, so that it overlaps
  * the host's work until cis_backend_create_cuda (about 0.3 s on an H200 host);
  * cis_backend_cuda_prewarm_join waits for it and must come before cis_backend_create_cuda and

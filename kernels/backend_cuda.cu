@@ -307,6 +307,15 @@ extern "C" int cis_backend_cuda_device_count(void) {
   return count;
 }
 
+extern "C" int64_t cis_backend_cuda_device_memory(int device) {
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, device < 0 ? 0 : device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return (int64_t)prop.totalGlobalMem;
+}
+
 /* The context start-up on a helper thread (cis_backend_cuda_prewarm): the primary context is
  * shared by every thread of the process, so the main thread's cudaFree(0) in pick_device then
  * finds it started. Signals stay with the main thread. */

@@ -13,6 +13,11 @@ cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
 
 int cis_backend_cuda_device_count(void) { return 0; }
 
+int64_t cis_backend_cuda_device_memory(int device) {
+  (void)device;
+  return 0;
+}
+
 void cis_backend_cuda_prewarm(int device) { (void)device; }
 
 void cis_backend_cuda_prewarm_join(void) {}
