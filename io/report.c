@@ -44,11 +44,19 @@ void cis_report_matrix(const cis_report *r) {
   printf("nonzeros         %lld (%.1f per row): Reference (ELL) %lld, Expansion (CSR) %lld\n",
          (long long)nnz, h->n ? (double)nnz / (double)h->n : 0.0, (long long)y->ell.nnz,
          (long long)y->nnz_exp);
-  printf("memory           ELL %s resident; Expansion %lld/%lld blocks cached (%s), "
-         "%s regenerated per matvec\n",
-         cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
-         (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2),
-         cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
+  /* A device backend says itself what it holds and streams (its report op, below); here the
+   * host's part only. */
+  if (r->be->ops->report)
+    printf("memory           ELL %s resident; Expansion %lld/%lld blocks cached on the host "
+           "(%s)\n",
+           cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
+           (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2));
+  else
+    printf("memory           ELL %s resident; Expansion %lld/%lld blocks cached (%s), "
+           "%s regenerated per matvec\n",
+           cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
+           (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2),
+           cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
   const char *why = r->opt->mem >= 0 ? "--mem"
                     : h->stats.budget == 0 && r->opt->device != CIS_DEVICE_CPU && h->space
                         ? "default on a GPU: the GPU holds the matrix, regenerated at upload; "
