@@ -1,13 +1,17 @@
 /* The value dictionary (spmv/valdict.h): every code decodes to the very bits of the value it
  * was made from (both signs, zero, subnormals), values outside the dictionary get none, the
  * dictionary chosen from a matrix whose values repeat codes most entries and is refused for
- * one whose values do not, and the per-row counts match the lookups. */
+ * one whose values do not, and the per-row counts match the lookups. The census (spmv/census.h)
+ * of a matrix whose blocks are half regenerated: the same dictionary as from the cached
+ * matrix, the counts of the blocks asked for and of no other, and a regenerator's error
+ * reported, not counted. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "spmv/census.h"
 #include "spmv/valdict.h"
 #include "tests/tools/expect.h"
 
@@ -146,8 +150,103 @@ static void check_build(void) {
   cis_hyb_free(&g);
 }
 
+/* The regenerator of the census test: copies of the blocks' rows (any row range), and an error
+ * for rows of block `fail` (-1: none) or, with `badcol`, a column outside the matrix. */
+typedef struct {
+  const cis_hyb *full;
+  int64_t fail;
+  int badcol;
+} regen_ctx;
+
+static cis_err regen(void *vctx, int64_t row0, int64_t nrows, cis_csr_block *out) {
+  const regen_ctx *c = vctx;
+  const cis_hyb *f = c->full;
+  int64_t b = row0 / f->blocks[0].nrows, nnz = 0;
+  const cis_csr_block *src = &f->blocks[b];
+  int64_t l0 = row0 - src->row0;
+  if (b == c->fail && !c->badcol)
+    CIS_ERROR(CIS_ERR_INTERNAL, "test regenerator: rows from %lld refused", (long long)row0);
+  nnz = src->rowptr[l0 + nrows] - src->rowptr[l0];
+  CIS_CALL(cis_csr_block_reserve(out, nrows, nnz + 1));
+  for (int64_t l = 0; l <= nrows; l++) out->rowptr[l] = src->rowptr[l0 + l] - src->rowptr[l0];
+  memcpy(out->col, src->col + src->rowptr[l0], sizeof(int32_t) * (size_t)nnz);
+  memcpy(out->val, src->val + src->rowptr[l0], sizeof(double) * (size_t)nnz);
+  if (b == c->fail && c->badcol && nnz > 0) out->col[0] = (int32_t)f->n;
+  out->nnz = nnz;
+  return CIS_OK;
+}
+
+/* Count mismatches between the census and a direct count of block b's rows (with c's
+ * dictionary). */
+static int64_t census_mismatch(const cis_census *c, const cis_csr_block *blk, int64_t b) {
+  int64_t bad = 0, coded = 0;
+  for (int64_t l = 0; l < blk->nrows; l++) {
+    int32_t n = 0;
+    for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++)
+      n += cis_vdict_code(&c->dict, blk->val[p]) >= 0;
+    bad += c->rlen[blk->row0 + l] != blk->rowptr[l + 1] - blk->rowptr[l];
+    bad += c->ncoded[blk->row0 + l] != n;
+    coded += n;
+  }
+  return bad + (c->bnnz[b] != blk->nnz) + (c->bcoded[b] != coded);
+}
+
+static void check_census(void) {
+  /* h: the same matrix as full (the generator restarted), its odd blocks not cached */
+  uint64_t seed = rng;
+  cis_hyb full = make_hyb(24, 50, 30, 0.8, 300);
+  rng = seed;
+  cis_hyb h = make_hyb(24, 50, 30, 0.8, 300);
+  regen_ctx ctx = {&full, -1, 0};
+  for (int64_t b = 1; b < h.nblocks; b += 2) {
+    cis_csr_block_free(&h.blocks[b]);
+    h.ncached--;
+  }
+  h.regen = regen;
+  h.regen_ctx = &ctx;
+  cis_vdict d;
+  cis_census c;
+  EXPECT(cis_vdict_build(&full, CIS_CENSUS_SAMPLE, CIS_CENSUS_DICT, &d) == CIS_OK,
+         "dictionary of the cached matrix");
+  EXPECT(cis_census_init(&c, &h, 1) == CIS_OK, "census of the half-regenerated matrix");
+  EXPECT(c.dict.size == d.size && d.size > 0 &&
+             memcmp(c.dict.table, d.table, sizeof(double) * (size_t)d.size) == 0,
+         "the census's dictionary (%d magnitudes) is the cached matrix's (%d)", c.dict.size,
+         d.size);
+  unsigned char want[24];
+  for (int b = 0; b < 24; b++) want[b] = b % 3 == 0;
+  EXPECT(cis_census_take(&c, &h, want) == CIS_OK, "census of every third block");
+  int64_t bad = 0, extra = 0;
+  for (int64_t b = 0; b < h.nblocks; b++) {
+    extra += c.counted[b] != want[b];
+    if (c.counted[b]) bad += census_mismatch(&c, &full.blocks[b], b);
+  }
+  EXPECT(extra == 0 && !cis_census_complete(&c), "only the blocks asked for are counted");
+  EXPECT(cis_census_take(&c, &h, NULL) == CIS_OK && cis_census_complete(&c), "then all of them");
+  for (int64_t b = 0; b < h.nblocks; b++) bad += census_mismatch(&c, &full.blocks[b], b);
+  EXPECT(bad == 0, "%lld counts differ from the rows'", (long long)bad);
+  cis_census_free(&c);
+  /* a regenerator that fails, or gives a column outside the matrix: an error naming the rows */
+  for (int badcol = 0; badcol <= 1; badcol++) {
+    ctx.fail = 5;
+    ctx.badcol = badcol;
+    EXPECT(cis_census_init(&c, &h, 0) == CIS_OK, "census without a dictionary");
+    cis_err e = cis_census_take(&c, &h, NULL);
+    EXPECT(e == CIS_ERR_INTERNAL && strstr(cis_error_message(), badcol ? "outside" : "refused"),
+           "a regenerator's %s is reported: '%s'", badcol ? "bad column" : "error",
+           cis_error_message());
+    EXPECT(!c.counted[5], "the failed block is not counted");
+    cis_error_clear();
+    cis_census_free(&c);
+  }
+  cis_vdict_free(&d);
+  cis_hyb_free(&full);
+  cis_hyb_free(&h);
+}
+
 int main(void) {
   check_round_trip();
   check_build();
+  check_census();
   return cis_test_summary();
 }
