@@ -8,7 +8,9 @@
 # usage: bench/run_ci_device.sh check COMMIT   GPU tests (ctest -L gpu), compute-sanitizer on
 #                                              the streamed path, SpMV on the paper's matrix, on
 #                                              H2O/6-31G CISDT and on H2O/6-31G FCI
-#        bench/run_ci_device.sh e2e            cisolve --device gpu and PySCF, 1 and 8 roots
+#        bench/run_ci_device.sh e2e            cisolve --device gpu (its default placement: no
+#                                              host copy when the GPU holds the matrix) and
+#                                              PySCF, 1 and 8 roots
 #        bench/run_ci_device.sh cpu [MAXIT8]   cisolve --device cpu, 1 root; 8 roots capped at
 #                                              MAXIT8 iterations (default 4)
 #        bench/run_ci_device.sh stream COMMIT  SpMV on H2O FCI and CISDT with the symmetric half
@@ -66,7 +68,7 @@ e2e)
   mkdir -p /tmp/site && tar xzf .whl/pyscf_slim.tgz -C /tmp/site && export PYTHONPATH=/tmp/site
   for k in 1 8; do
     t0=$(date +%s.%N)
-    "$cis" --device gpu --threads "$threads" --mem 100G --nroots $k \
+    "$cis" --device gpu --threads "$threads" --nroots $k \
       --output /tmp/gpu_$k.h5 "$fci" > "$out/gpu_$k.log" 2>&1
     rc=$?
     say "cisolve --device gpu --nroots $k exit $rc, $(awk "BEGIN {print $(date +%s.%N) - $t0}") s wall"
