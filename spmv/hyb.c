@@ -256,8 +256,6 @@ cis_err cis_hyb_regen_rows(const cis_hyb *h, int64_t row0, int64_t nrows, cis_cs
   CIS_CHECK(h->regen != NULL, CIS_ERR_INTERNAL,
             "Expansion rows %lld..%lld are not cached and there is no regenerator",
             (long long)row0, (long long)(row0 + nrows - 1));
-  out->row0 = row0;
-  out->nrows = nrows;
   out->nnz = 0;
   CIS_CALL(h->regen(h->regen_ctx, row0, nrows, out));
   CIS_CHECK(out->rowptr && out->rowptr[0] == 0, CIS_ERR_INTERNAL,
