@@ -132,7 +132,10 @@ static int64_t gpu_matrix_bytes(const cis_options *o, int64_t n) {
   return CIS_MAX(usable, (int64_t)0);
 }
 
-static cis_err make_backend(const cis_options *o, int64_t n, cis_backend **be) {
+/* The backend for --device; `h` is the matrix built for it (a GPU run may have cached none of
+ * it on the host, which the CPU then regenerates in every product). */
+static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend **be) {
+  int64_t n = h->n;
   if (o->device == CIS_DEVICE_CPU) return cis_backend_create_cpu(n, o->threads, be);
   if (o->device == CIS_DEVICE_GPU) {
     CIS_CALL(cis_backend_create_cuda(n, o->device_index, o->gpu_mem, be));
@@ -142,8 +145,12 @@ static cis_err make_backend(const cis_options *o, int64_t n, cis_backend **be) {
   if (cis_backend_cuda_device_count() > 0) {
     cis_err e = cis_backend_create_cuda(n, o->device_index, o->gpu_mem, be);
     if (e == CIS_OK) return CIS_OK;
-    if (!o->quiet)
+    if (!o->quiet) {
       printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
+      if (h->hyb.ncached < h->hyb.nblocks && o->mem < 0)
+        printf("note             the matrix was built for the GPU, with no host cache: the CPU "
+               "regenerates it in every product (--device cpu caches it)\n");
+    }
     cis_error_clear();
   } else if (!o->quiet) {
     printf("note             no usable GPU%s; using the CPU\n",
@@ -286,7 +293,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
 
   t0 = cis_wtime();
   cis_backend_cuda_prewarm_join();
-  CIS_TRY(make_backend(&opt, h->n, &be));
+  CIS_TRY(make_backend(&opt, h, &be));
   rep.t_device = cis_wtime() - t0;
   rep.be = be;
   t0 = cis_wtime();
