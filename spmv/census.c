@@ -19,7 +19,6 @@ cis_err cis_census_init(cis_census *c, const cis_hyb *h, int coded) {
   cis_err err = CIS_OK;
   size_t nr = (size_t)CIS_MAX(h->n, (int64_t)1), nb = (size_t)CIS_MAX(h->nblocks, (int64_t)1);
   memset(c, 0, sizeof *c);
-  c->n = h->n;
   c->nblocks = h->nblocks;
   if (coded) CIS_TRY(cis_vdict_build(h, CIS_CENSUS_SAMPLE, CIS_CENSUS_DICT, &c->dict));
   CIS_TRY(cis_calloc(&c->rlen, nr, sizeof *c->rlen, "Expansion entries per row"));
@@ -63,14 +62,11 @@ cis_err cis_census_take(cis_census *c, const cis_hyb *h, const unsigned char *wa
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < h->nblocks; b++) {
       if ((want && !want[b]) || c->counted[b] || cis_worker_error_seen(&we)) continue;
-      const cis_csr_block *blk = &h->blocks[b];
-      if (!cis_csr_block_cached(blk)) {
-        cis_err e = cis_hyb_regen_rows(h, blk->row0, blk->nrows, &scratch);
-        if (e != CIS_OK) {
-          cis_worker_error_keep(&we, e);
-          continue;
-        }
-        blk = &scratch;
+      const cis_csr_block *blk = NULL;
+      cis_err e = cis_hyb_block_rows(h, b, &scratch, &blk);
+      if (e != CIS_OK) {
+        cis_worker_error_keep(&we, e);
+        continue;
       }
       cis_census_block(c, b, blk);
     }

@@ -20,7 +20,7 @@
 
 typedef struct cis_census {
   cis_vdict dict;         /* size 0: no dictionary, ncoded and bcoded NULL */
-  int64_t n, nblocks;
+  int64_t nblocks;
   int32_t *rlen, *ncoded; /* n: Expansion entries of each row, of them coded */
   int64_t *bnnz, *bcoded; /* nblocks: the same per block */
   unsigned char *counted; /* nblocks: the block's rows were counted */

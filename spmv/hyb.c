@@ -280,6 +280,18 @@ cis_err cis_hyb_regen_rows(const cis_hyb *h, int64_t row0, int64_t nrows, cis_cs
   return CIS_OK;
 }
 
+cis_err cis_hyb_block_rows(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
+                           const cis_csr_block **src) {
+  const cis_csr_block *want = &h->blocks[b];
+  if (cis_csr_block_cached(want)) {
+    *src = want;
+    return CIS_OK;
+  }
+  CIS_CALL(cis_hyb_regen_rows(h, want->row0, want->nrows, scratch));
+  *src = scratch;
+  return CIS_OK;
+}
+
 static cis_err apply_uncached(const cis_hyb *h, const cis_csr_block *want, cis_csr_block *scratch,
                               int k, const double *X, double *Y) {
   CIS_CALL(cis_hyb_regen_rows(h, want->row0, want->nrows, scratch));

@@ -99,6 +99,10 @@ cis_err cis_hyb_from_csr(int64_t n, const int64_t *rowptr, const int32_t *col,
  * columns in [boundary, n). out->row0, nrows and nnz describe the rows. An error when h has no
  * regenerator. */
 cis_err cis_hyb_regen_rows(const cis_hyb *h, int64_t row0, int64_t nrows, cis_csr_block *out);
+/* The rows of block b: *src is the cached block, or `scratch` with the block regenerated into
+ * it (cis_hyb_regen_rows). */
+cis_err cis_hyb_block_rows(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
+                           const cis_csr_block **src);
 
 /* Lane order (docs/gpu.md), the device layout of a row's entries. The row's entries sit at
  * positions [p0, p1) and are read by `lanes` lanes, v consecutive positions per lane and step,

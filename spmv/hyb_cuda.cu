@@ -1228,26 +1228,13 @@ cleanup:
 
 /* ---- streamed Expansion blocks ------------------------------------------------------------- */
 
-/* The rows of block `b`: the host cache, or regenerated into `scratch`. */
-static cis_err block_source(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
-                            const cis_csr_block **src) {
-  const cis_csr_block *want = &h->blocks[b];
-  if (cis_csr_block_cached(want)) {
-    *src = want;
-    return CIS_OK;
-  }
-  CIS_CALL(cis_hyb_regen_rows(h, want->row0, want->nrows, scratch));
-  *src = scratch;
-  return CIS_OK;
-}
-
 /* Regenerate (or look up) the batch's blocks, one block per OpenMP thread. */
 static cis_err batch_generate(cis_hyb_cuda *d, const stream_batch *bt) {
   cis_worker_error we = {CIS_OK, ""};
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t j = 0; j < bt->count; j++) {
     if (cis_worker_error_seen(&we)) continue;
-    cis_err e = block_source(d->h, d->stream_ids[bt->first + j], &d->scratch[j], &d->src[j]);
+    cis_err e = cis_hyb_block_rows(d->h, d->stream_ids[bt->first + j], &d->scratch[j], &d->src[j]);
     if (e != CIS_OK) cis_worker_error_keep(&we, e);
   }
   CIS_WORKER_RERAISE(we);

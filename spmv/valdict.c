@@ -149,13 +149,10 @@ cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_
   int64_t step = CIS_MAX((int64_t)1, (total + sample - 1) / sample);
   CIS_TRY(sample_alloc(&t, 16));
   for (int64_t b = 0, i = 0; b < h->nblocks; b++) {
-    const cis_csr_block *blk = &h->blocks[b];
-    if (!cis_csr_block_cached(blk) && !h->regen) continue;
+    const cis_csr_block *blk = NULL;
+    if (!cis_csr_block_cached(&h->blocks[b]) && !h->regen) continue;
     if (i++ % step != 0) continue;
-    if (!cis_csr_block_cached(blk)) {
-      CIS_TRY(cis_hyb_regen_rows(h, blk->row0, blk->nrows, &scratch));
-      blk = &scratch;
-    }
+    CIS_TRY(cis_hyb_block_rows(h, b, &scratch, &blk));
     CIS_TRY(count_block(blk, &t));
     taken += blk->nnz;
   }

@@ -205,14 +205,11 @@ static void check_census(const cis_hmat *h) {
   EXPECT(c->dict.size > 0, "a CI matrix's values repeat: the census has a dictionary");
   nc = calloc((size_t)y->n + 1, sizeof *nc);
   for (int64_t b = 0; b < y->nblocks && nc; b++) {
-    const cis_csr_block *blk = &y->blocks[b];
-    if (!cis_csr_block_cached(blk)) {
-      if (cis_hyb_regen_rows(y, blk->row0, blk->nrows, &scratch) != CIS_OK) {
-        cis_error_print(1);
-        bad_blocks++;
-        continue;
-      }
-      blk = &scratch;
+    const cis_csr_block *blk = NULL;
+    if (cis_hyb_block_rows(y, b, &scratch, &blk) != CIS_OK) {
+      cis_error_print(1);
+      bad_blocks++;
+      continue;
     }
     int64_t coded = c->dict.size ? cis_vdict_count_block(&c->dict, blk, nc + blk->row0) : 0;
     for (int64_t l = 0; l < blk->nrows; l++) {
