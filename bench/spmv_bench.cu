@@ -113,6 +113,7 @@ static void usage_exit(const char *why) {
 }
 
 static void parse(int argc, char **argv, bench_args *a) {
+  memset(a, 0, sizeof *a);
   a->p.n = 32768;
   a->p.ref_cols = 3276;
   a->p.ref_nnz = 655;
@@ -1059,6 +1060,10 @@ int main(int argc, char **argv) {
   auto ours_format = [](const cis_hyb_cuda_info &in, char *fmt, size_t cap) {
     char tiles[40] = "";
     if (in.tile_cols) snprintf(tiles, sizeof tiles, " in tiles of %d", in.tile_cols);
+    if (in.sell) {
+      snprintf(fmt, cap, "SELL-%d, 32-bit", in.sell);
+      return;
+    }
     snprintf(fmt, cap, "hybrid, %d-bit ELL%s%s%s", in.index_bits, tiles,
              in.csr_bits == 16 ? ", 16-bit CSR" : "", in.dict_size ? ", coded values" : "");
   };
@@ -1082,8 +1087,9 @@ int main(int argc, char **argv) {
     auto single = [&](const char *nm) { time_single(dd, in, nm); };
     snprintf(name, sizeof name, "ours%s", tag);
     single(name);
-    /* the other sub-warp widths, for the record of the choice made at upload */
-    for (int w = 8; w <= 32; w *= 2) {
+    /* the other sub-warp widths, for the record of the choice made at upload (SELL-32 has a
+     * lane per row) */
+    for (int w = 8; w <= 32 && !in.sell; w *= 2) {
       if (w == in.subwarp) continue;
       snprintf(name, sizeof name, "ours%s, %d lanes per row", tag, w);
       die_on(cis_hyb_cuda_set_subwarp(dd, w));
@@ -1191,6 +1197,23 @@ int main(int argc, char **argv) {
               f.dict_size ? "reading the plain upload's bytes alone" : "reading our bytes alone");
     if (f.coded_bytes > 0)
       time_read(f.coded_bytes + xy, "reading the coded upload's bytes alone");
+    /* SELL-32, a lane per row (docs/gpu.md): cisolve's upload of a matrix of 262144 rows or
+     * more with plain values and little padding (spmv/hyb_cuda.cu, sell_layout), forced here on
+     * every matrix */
+    cis_hyb_cuda *ds = NULL;
+    cis_hyb_cuda_info is;
+    die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_SELL, t.s, &ds));
+    cis_hyb_cuda_get_info(ds, &is);
+    if (is.sell) {
+      printf("SELL-32 upload: %lld slots for %lld entries (%.1f%% padding)\n",
+             (long long)is.sell_slots, (long long)(h.ell.nnz + h.nnz_exp),
+             100.0 * (double)is.sell_slots / (double)(h.ell.nnz + h.nnz_exp) - 100.0);
+      time_ours_all(ds, is, ", SELL-32");
+      time_read((double)is.csr_bytes + xy, "reading the SELL-32 upload's bytes alone");
+    } else {
+      printf("SELL-32 upload: not possible here\n");
+    }
+    cis_hyb_cuda_destroy(&ds);
   }
   {
     /* the Reference region's other layout: in column tiles when the upload kept one sliced

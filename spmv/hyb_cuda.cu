@@ -57,6 +57,12 @@ struct cis_hyb_cuda {
    * ngroups groups of CIS_TILE_ROWS rows, ntiles tiles of CIS_TILE_COLS columns */
   int tiled;
   int64_t ntiles, ngroups;
+  /* the whole matrix as SELL-32 instead (sell != 0; hyb_kernels.cuh, cis_sell_view), built on
+   * the device from the hybrid upload, whose arrays are then freed */
+  int sell;
+  int64_t *sell_ptr;
+  int32_t *sell_len, *sell_width, *sell_col;
+  double *sell_val;
   int64_t *tbase;
   uint32_t *toff;
   uint16_t *tcol;
@@ -417,7 +423,8 @@ static int may_reside(const cis_hyb *h, int64_t b, int flags) {
 static cis_err want_coded(const cis_hyb_cuda *d, int flags, int *coded) {
   const cis_hyb *h = d->h;
   *coded = 0;
-  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return CIS_OK;
+  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_SELL))
+    return CIS_OK;
   if (!(flags & CIS_HYB_CUDA_CODED)) {
     int64_t l2 = 0, bytes = h->regen ? 12 * h->nnz_exp : 0;
     CIS_CALL(device_l2(&l2));
@@ -730,6 +737,64 @@ cleanup:
   return err;
 }
 
+/* ---- SELL-32 ------------------------------------------------------------------------------
+ * The whole matrix as SELL-32, a lane per row (hyb_kernels.cuh, cis_sell_kernel), instead of
+ * the hybrid layout: with CIS_HYB_CUDA_SELL wherever it can be; by default when the caller asked
+ * for no layout of its own, the matrix has at least CIS_SELL_AUTO_ROWS rows (256 blocks of 1024
+ * rows: two for each multiprocessor of an H100; the paper's 32K-row matrix, in 32 blocks, took
+ * 0.30 ms against 0.12 for the hybrid kernel) and padding adds at most a quarter to its entries
+ * (H2O/6-31G CISDT would take 70% more). It can be when the values are plain, every Expansion
+ * block is resident, and the budget holds the hybrid upload it is built from beside it. On an
+ * H100 it took the paper's 1M-row matrix in 4.71 ms against 5.31 in the hybrid layout (Reference
+ * region in column tiles), and H2O/6-31G FCI with plain values in 4.76 ms against 5.03; with
+ * coded values (the default for FCI) the hybrid kernel takes 3.05 ms (docs/BENCHMARKS.md). */
+#define CIS_SELL_AUTO_ROWS 262144
+#define CIS_SELL_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
+#define CIS_SELL_NOT_AUTO                                                             \
+  (CIS_HYB_CUDA_INDEX32 | CIS_HYB_CUDA_CODED | CIS_HYB_CUDA_ROW_ORDER | CIS_HYB_CUDA_TILED | \
+   CIS_HYB_CUDA_UNTILED)
+
+static int64_t sell_bytes(int64_t n, int64_t slots) {
+  return (slots + 1) * 12 + n * 4 + ((n + 31) / 32 + 1) * 8 +
+         (n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK * 4;
+}
+
+/* Row r's SELL-32 entries: its ELL part and its Expansion part (every block resident). */
+static int64_t sell_row_len(const cis_hyb_cuda *d, int64_t r) {
+  return (int64_t)d->h->ell.row_len[r] + d->cen->rlen[r];
+}
+
+static int64_t sell_slots(const cis_hyb_cuda *d) {
+  int64_t slots = 0;
+  for (int64_t r0 = 0; r0 < d->h->n; r0 += 32) {
+    int64_t w = 0;
+    for (int64_t r = r0; r < CIS_MIN(r0 + 32, d->h->n); r++) w = CIS_MAX(w, sell_row_len(d, r));
+    slots += 32 * w;
+  }
+  return slots;
+}
+
+/* Whether the upload is SELL-32 (after the census and the choice of resident blocks). */
+static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, int64_t *slots) {
+  const cis_hyb *h = d->h;
+  int force = (flags & CIS_HYB_CUDA_SELL) != 0;
+  int64_t nnz = h->ell.nnz;
+  *slots = 0;
+  if ((flags & CIS_SELL_NEVER) || d->dict || h->n == 0) return 0;
+  if (!force && ((flags & CIS_SELL_NOT_AUTO) || h->n < CIS_SELL_AUTO_ROWS)) return 0;
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    if (!resident[b]) return 0;
+    nnz += d->cen->bnnz[b];
+  }
+  *slots = sell_slots(d);
+  if (!force && 4 * *slots > 5 * nnz) return 0;
+  int64_t cb = d->csr_bits / 8;
+  int64_t hybrid = sliced_bytes(&h->ell, index_bits(h, flags | CIS_HYB_CUDA_UNTILED), 0) +
+                   (nnz - h->ell.nnz + 2) * (8 + cb) + (h->n + 1) * 8;
+  return hybrid + sell_bytes(h->n, *slots) + h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8 <=
+         d->info.budget;
+}
+
 /* Bytes kept back from the budget for the streaming buffers: two batches of `nscratch` blocks
  * of a quarter more than the mean block, on the device. */
 static int64_t stream_reserve(const cis_hyb *h, int nscratch) {
@@ -819,6 +884,8 @@ static cis_err stream_setup(cis_hyb_cuda *d) {
   return CIS_OK;
 }
 
+static cis_err sell_create(cis_hyb_cuda *d, int64_t slots);
+
 static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
                              int64_t reserve, int flags) {
   cis_err err = CIS_OK;
@@ -830,31 +897,39 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->nscratch = CIS_MAX(1, omp_get_max_threads());
   CIS_CALL(check_budget(d, budget, reserve, flags, &avail));
   d->n = h->n;
-  d->index_bits = d->info.index_bits = index_bits(h, flags);
-  d->csr_bits = d->info.csr_bits = csr_bits(h, flags);
+  d->csr_bits = d->info.csr_bits = csr_bits(h, flags); /* the same tiled or not */
   d->coded_block = d->info.coded_block = CIS_CODED_BLOCK;
   d->subwarp = d->info.subwarp = pick_subwarp(h);
-  d->lane_order = d->info.lane_order = (flags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
-  d->tiled = tiled_layout(h, flags);
-  if (d->tiled) {
-    d->ntiles = tile_count(h);
-    d->ngroups = group_count(h);
-    d->info.tile_cols = CIS_TILE_COLS;
-  }
   CIS_CALL(slots_create(d));
   double t0 = cis_wtime();
-  if (d->tiled) CIS_CALL(tiles_create(d, &h->ell));
-  if (!d->tiled || (flags & CIS_HYB_CUDA_PAPER))
-    CIS_CALL(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
-  d->info.ell_seconds = cis_wtime() - t0;
-  t0 = cis_wtime();
   CIS_TRY(census_setup(d, flags));
   d->info.dict_seconds = cis_wtime() - t0;
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(choose_resident(d, avail, flags, resident));
-  t0 = cis_wtime();
-  CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
-  d->info.csr_seconds = cis_wtime() - t0;
+  {
+    /* SELL-32 is built from an upload in the rows' own order with the Reference region as one
+     * sliced ELL block */
+    int64_t slots = 0;
+    d->sell = sell_layout(d, flags, resident, &slots);
+    int lflags = d->sell ? flags | CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_ROW_ORDER : flags;
+    d->index_bits = d->info.index_bits = index_bits(h, lflags);
+    d->lane_order = d->info.lane_order = (lflags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
+    d->tiled = tiled_layout(h, lflags);
+    if (d->tiled) {
+      d->ntiles = tile_count(h);
+      d->ngroups = group_count(h);
+      d->info.tile_cols = CIS_TILE_COLS;
+    }
+    t0 = cis_wtime();
+    if (d->tiled) CIS_TRY(tiles_create(d, &h->ell));
+    if (!d->tiled || (flags & CIS_HYB_CUDA_PAPER))
+      CIS_TRY(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
+    d->info.ell_seconds = cis_wtime() - t0;
+    t0 = cis_wtime();
+    CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
+    if (d->sell) CIS_TRY(sell_create(d, slots));
+    d->info.csr_seconds = cis_wtime() - t0;
+  }
   {
     /* Vectors per pass: a matrix larger than the L2 cache runs 8 vectors as two passes of 4,
      * which on an H200 took the paper's matrix in 0.0447 ms a vector against 0.0496 in one
@@ -937,6 +1012,11 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   dev_free(&d->ccol);
   dev_free(&d->ccode);
   dev_free(&d->ctable);
+  dev_free(&d->sell_ptr);
+  dev_free(&d->sell_len);
+  dev_free(&d->sell_width);
+  dev_free(&d->sell_col);
+  dev_free(&d->sell_val);
   cis_census_free(&d->own);
   dev_free(&d->xt);
   for (int i = 0; i < CIS_NSLOTS; i++) {
@@ -1081,6 +1161,111 @@ static cis_tiled_view tiled_view(const cis_hyb_cuda *d) {
   return v;
 }
 
+/* SELL-32 from the hybrid upload just made (every block resident, rows in their own order): the
+ * slices' offsets and the blocks' longest rows on the host, the entries copied on the device;
+ * then the hybrid arrays are freed. */
+template <int K>
+static cis_err sell_prefer_l1() {
+  /* no shared memory: all of it for L1, which keeps the block's band of x */
+  CIS_CUDA(cudaFuncSetAttribute(cis_sell_kernel<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                0));
+  return CIS_OK;
+}
+
+template <typename CI, typename CE>
+static void sell_fill(cis_hyb_cuda *d) {
+  cis_sell_fill_kernel<CI, CE><<<(unsigned)((d->n + 255) / 256), 256>>>(
+      ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col), d->n, d->sell_ptr,
+      d->sell_col, d->sell_val);
+}
+
+static cis_err sell_create(cis_hyb_cuda *d, int64_t slots) {
+  cis_err err = CIS_OK;
+  const int64_t n = d->n, ns = (n + 31) / 32, nb = (n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK;
+  int64_t *ptr = NULL;
+  int32_t *len = NULL, *width = NULL;
+  CIS_TRY(cis_malloc(&ptr, (size_t)ns + 1, sizeof *ptr, "SELL-32 slice offsets"));
+  CIS_TRY(cis_malloc(&len, (size_t)n, sizeof *len, "SELL-32 row lengths"));
+  CIS_TRY(cis_calloc(&width, (size_t)nb, sizeof *width, "SELL-32 block widths"));
+  ptr[0] = 0;
+  for (int64_t s = 0; s < ns; s++) {
+    int32_t w = 0;
+    for (int64_t r = 32 * s; r < CIS_MIN(32 * s + 32, n); r++) {
+      len[r] = (int32_t)sell_row_len(d, r);
+      w = CIS_MAX(w, len[r]);
+      width[r / CIS_SELL_BLOCK] = CIS_MAX(width[r / CIS_SELL_BLOCK], len[r]);
+    }
+    ptr[s + 1] = ptr[s] + 32 * (int64_t)w;
+  }
+  if (ptr[ns] != slots)
+    CIS_FAIL(CIS_ERR_INTERNAL, "upload: SELL-32 of %lld entries, counted %lld",
+             (long long)ptr[ns], (long long)slots);
+  CIS_TRY(dev_alloc(&d->sell_ptr, (size_t)(ns + 1) * 8, "SELL-32 slice offsets"));
+  CIS_TRY(dev_alloc(&d->sell_len, (size_t)n * 4, "SELL-32 row lengths"));
+  CIS_TRY(dev_alloc(&d->sell_width, (size_t)nb * 4, "SELL-32 block widths"));
+  CIS_TRY(dev_alloc(&d->sell_col, (size_t)(slots + 1) * 4, "SELL-32 column indices"));
+  CIS_TRY(dev_alloc(&d->sell_val, (size_t)(slots + 1) * 8, "SELL-32 values"));
+  CIS_CUDA_TRY(cudaMemset(d->sell_col, 0, (size_t)(slots + 1) * 4));
+  CIS_CUDA_TRY(cudaMemset(d->sell_val, 0, (size_t)(slots + 1) * 8));
+  CIS_CUDA_TRY(cudaMemcpy(d->sell_ptr, ptr, (size_t)(ns + 1) * 8, cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(d->sell_len, len, (size_t)n * 4, cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(d->sell_width, width, (size_t)nb * 4, cudaMemcpyHostToDevice));
+  if (d->csr_bits == 16)
+    sell_fill<uint16_t, uint16_t>(d);
+  else if (d->index_bits == 16)
+    sell_fill<uint16_t, int32_t>(d);
+  else
+    sell_fill<int32_t, int32_t>(d);
+  CIS_CUDA_TRY(cudaGetLastError());
+  CIS_CUDA_TRY(cudaDeviceSynchronize());
+  CIS_TRY(sell_prefer_l1<1>());
+  CIS_TRY(sell_prefer_l1<2>());
+  CIS_TRY(sell_prefer_l1<3>());
+  CIS_TRY(sell_prefer_l1<4>());
+  CIS_TRY(sell_prefer_l1<5>());
+  CIS_TRY(sell_prefer_l1<6>());
+  CIS_TRY(sell_prefer_l1<7>());
+  CIS_TRY(sell_prefer_l1<8>());
+  dev_free(&d->slice_ptr);
+  dev_free(&d->slice_width);
+  dev_free(&d->row_len);
+  dev_free(&d->ell_col);
+  dev_free(&d->ell_val);
+  dev_free(&d->rowptr);
+  dev_free(&d->csr_col);
+  dev_free(&d->csr_val);
+  d->info.ell_bytes = 0;
+  d->info.csr_bytes = sell_bytes(n, slots);
+  d->info.index_bits = d->info.csr_bits = 32;
+  d->info.sell = 32;
+  d->info.sell_slots = slots;
+cleanup:
+  cis_free(&ptr);
+  cis_free(&len);
+  cis_free(&width);
+  return err;
+}
+
+static cis_sell_view sell_view(const cis_hyb_cuda *d) {
+  cis_sell_view v = {d->n, d->sell_ptr, d->sell_len, d->sell_width, d->sell_col, d->sell_val};
+  return v;
+}
+
+template <int K>
+static cis_err launch_sell(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  if (d->probe_warps) {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cis_sell_kernel<K>, CIS_SELL_BLOCK,
+                                                      0) != cudaSuccess)
+      blocks = 0;
+    d->probe_warps = blocks * CIS_SELL_BLOCK / 32;
+  }
+  launch_kernel<K>(d, cis_sell_kernel<K>, (unsigned)((d->n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK),
+                   CIS_SELL_BLOCK, 0, sell_view(d), xt, Y, ldy);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}
+
 /* The tiled kernel: one block per group of rows, its shared memory sized for K vectors (within
  * the 48 KB a block gets without asking). */
 static_assert(cis_tiled_shared(CIS_HYB_CUDA_MAX_K) <= 48 * 1024,
@@ -1138,6 +1323,7 @@ static cis_err launch_add_wk(cis_hyb_cuda *d, cis_csr_view<int32_t> m, const dou
 template <int K>
 static cis_err launch_k(cis_hyb_cuda *d, const cis_csr_view<int32_t> *add, const double *xt, double *Y,
                         int64_t ldy) {
+  if (!add && d->sell) return d->n ? launch_sell<K>(d, xt, Y, ldy) : CIS_OK;
   switch (d->subwarp) {
 #define CIS_W_CASE(W)                                                         \
   case W:                                                                     \
@@ -1171,11 +1357,11 @@ static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view<int32_t> *add, 
  * hyb_kernels.cuh); coded values, blocks of 1024 (c = 0) or 256 threads; tiled, the one launch
  * (timed all the same, for the report). */
 static int ncandidates(const cis_hyb_cuda *d) {
-  return d->tiled ? 1 : d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+  return d->tiled || d->sell ? 1 : d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
 }
 
 static void set_candidate(cis_hyb_cuda *d, int c) {
-  if (d->tiled) return;
+  if (d->tiled || d->sell) return;
   if (d->ctable)
     d->coded_block = d->info.coded_block = c ? 256 : CIS_CODED_BLOCK;
   else

@@ -62,7 +62,11 @@ enum {
   CIS_HYB_CUDA_TILED = 64,     /* the Reference region in column tiles whatever its width
                                   (tests, benchmarks; by default only when it is wider than
                                   32768 columns, docs/gpu.md) */
-  CIS_HYB_CUDA_UNTILED = 128   /* never in column tiles (benchmarks) */
+  CIS_HYB_CUDA_UNTILED = 128,  /* never in column tiles (benchmarks) */
+  CIS_HYB_CUDA_SELL = 256,     /* the whole matrix as SELL-32, a lane per row, wherever it can be
+                                  (plain values, every block resident; tests, benchmarks; by
+                                  default only for matrices of 262144 rows or more, docs/gpu.md) */
+  CIS_HYB_CUDA_NO_SELL = 512   /* never as SELL-32 (benchmarks) */
 };
 
 typedef struct {
@@ -89,6 +93,10 @@ typedef struct {
                               group of rows multiplying it a tile at a time (0: one sliced ELL
                               block) */
   int csr_bits;            /* resident Expansion columns: 16 or 32 bits */
+  int sell;                /* 32: the whole matrix resident as SELL-32, a lane per row, 32-bit
+                              columns (docs/gpu.md; ell_bytes is then 0 and csr_bytes counts the
+                              whole matrix); 0: the hybrid layout */
+  int64_t sell_slots;      /* SELL-32: entries stored, padding included */
   int subwarp;             /* lanes per row in our kernels */
   int group;               /* vectors per pass of the multi-vector kernel: 4 when the matrix
                               is larger than the L2 cache, else 8 (cis_hyb_cuda_set_group) */

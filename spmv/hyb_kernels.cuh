@@ -330,6 +330,90 @@ __global__ void __launch_bounds__(CIS_TILE_BLOCK)
   }
 }
 
+/* The whole resident matrix as SELL-32 (docs/gpu.md, "A lane per row"): slices of 32 rows,
+ * column-major within a slice, so that entry t of the slice's 32 rows is one coalesced load;
+ * a thread per row. A block's 1024 rows go through their entries in step (a barrier every SYNC
+ * entries): with the columns of each row in order, the block's gathers of x fall at any time in
+ * a narrow band of columns, which L1 keeps. On the paper's 1M-row matrix (H100) the product
+ * took 4.71 ms against 5.31 for our hybrid kernel with the Reference region in column tiles,
+ * and four vectors 1.51 ms a vector against 2.57 (docs/BENCHMARKS.md). */
+#define CIS_SELL_BLOCK 1024
+
+struct cis_sell_view {
+  int64_t nrows;
+  const int64_t *ptr;   /* slices + 1: entry t of row 32 s + l at ptr[s] + 32 t + l */
+  const int32_t *len;   /* nrows: the row's entries */
+  const int32_t *width; /* per block of CIS_SELL_BLOCK rows: its longest row */
+  const int32_t *col;
+  const double *val;
+};
+
+/* Entries per thread and step, the barrier's period and the blocks per multiprocessor the
+ * registers are sized for: one vector, 4 a step, a barrier every 16 entries, one block (4.71 ms
+ * on the 1M-row matrix against 4.77 with two blocks and 4.74-4.90 with barriers every 4 to 32
+ * entries or none); several, 2 a step and a barrier every 8 entries (1.51 ms a vector at k = 4
+ * against 1.67 with 4 a step in one block). */
+template <int K>
+struct cis_sell_cfg {
+  static constexpr int U = K == 1 ? 4 : 2;
+  static constexpr int SYNC = K == 1 ? 16 : 8;
+  static constexpr int MINB = K == 1 || K > 4 ? 1 : 2;
+};
+
+template <int K>
+__global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
+    cis_sell_kernel(cis_sell_view s, const double *__restrict__ xt, double *__restrict__ Y,
+                    int64_t ldy) {
+  constexpr int U = cis_sell_cfg<K>::U, SYNC = cis_sell_cfg<K>::SYNC;
+  const int64_t row = (int64_t)blockIdx.x * CIS_SELL_BLOCK + threadIdx.x;
+  const bool active = row < s.nrows;
+  const int len = active ? s.len[row] : 0, steps = s.width[blockIdx.x];
+  const int32_t *col = s.col + (active ? s.ptr[row >> 5] + (row & 31) : 0);
+  const double *val = s.val + (col - s.col);
+  double acc[K];
+#pragma unroll
+  for (int j = 0; j < K; j++) acc[j] = 0.0;
+  if constexpr (K > 1) cis_grid_wait();
+  for (int t = 0; t < steps; t += U) {
+    if (t % SYNC == 0) __syncthreads(); /* steps is the block's: every thread gets here */
+    int c[U];
+    double v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const bool in = t + u < len;
+      c[u] = in ? __ldcs(col + (int64_t)(t + u) * 32) : 0;
+      v[u] = in ? __ldcs(val + (int64_t)(t + u) * 32) : 0.0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (t + u < len) cis_fma_x<K>(acc, v[u], xt, c[u]);
+  }
+  if (active)
+#pragma unroll
+    for (int j = 0; j < K; j++) Y[row + (int64_t)j * ldy] = acc[j];
+}
+
+/* The SELL-32 copy of row r's entries, its ELL part then its resident Expansion part, both in
+ * the row's own order (an upload without lane order): a thread per row. */
+template <typename CI, typename CE>
+__global__ void cis_sell_fill_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, int64_t nrows,
+                                     const int64_t *__restrict__ ptr, int32_t *__restrict__ col,
+                                     double *__restrict__ val) {
+  const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= nrows) return;
+  const int64_t base = ptr[r >> 5] + (r & 31), s = r / e.slice;
+  const int64_t q0 = e.slice_ptr[s] + (r - s * e.slice) * e.slice_width[s];
+  int64_t t = 0;
+  for (int i = 0; i < e.row_len[r]; i++, t++) {
+    col[base + 32 * t] = (int32_t)e.col[q0 + i];
+    val[base + 32 * t] = e.val[q0 + i];
+  }
+  for (int64_t p = m.rowptr[r]; p < m.rowptr[r + 1]; p++, t++) {
+    col[base + 32 * t] = (int32_t)m.col[p];
+    val[base + 32 * t] = m.val[p];
+  }
+}
+
 /* Y[rows of m] += m X: a streamed Expansion block (32-bit columns). */
 template <int W, int K>
 __global__ void __launch_bounds__(CIS_HYB_BLOCK)

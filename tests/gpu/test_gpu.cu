@@ -58,8 +58,11 @@ static int cmp_i32(const void *a, const void *b) {
  * enough for column tiles); sorted, duplicates dropped. Values uniform in (-1, 1); with `distinct`
  * > 0, four in five of them are one of `distinct` magnitudes with a random sign (as a CI
  * matrix's integrals repeat), so that the device codes them (spmv/valdict.h). */
+/* Rows of random length up to 2 avg (empty every 7th, `dense` entries every 29th), and up to
+ * 2 refavg more in the Reference region; `uniform`: every row avg and refavg entries within
+ * 10%, none empty or dense. */
 static void make_csr(int64_t n, int avg, int dense, int distinct, int64_t boundary, int refavg,
-                     csr *m) {
+                     int uniform, csr *m) {
   int64_t cap = 0;
   for (int64_t i = 0; i < n; i++) cap += (i % 29 == 5 ? dense : 2 * avg + 1) + 2 * refavg + 1;
   m->n = n;
@@ -73,8 +76,12 @@ static void make_csr(int64_t n, int avg, int dense, int distinct, int64_t bounda
   int64_t q = 0;
   for (int64_t i = 0; i < n; i++) {
     int len = i % 7 == 3 ? 0 : i % 29 == 5 ? dense : (int)(next_u64() % (uint64_t)(2 * avg + 1));
-    if (len > n) len = (int)n;
     int nref = i % 7 == 3 || boundary == 0 ? 0 : (int)(next_u64() % (uint64_t)(2 * refavg + 1));
+    if (uniform) {
+      len = avg - avg / 10 + (int)(next_u64() % (uint64_t)(avg / 5 + 1));
+      nref = boundary ? refavg - refavg / 10 + (int)(next_u64() % (uint64_t)(refavg / 5 + 1)) : 0;
+    }
+    if (len > n) len = (int)n;
     int32_t *c = m->col + q;
     for (int t = 0; t < len; t++) c[t] = (int32_t)(next_u64() % (uint64_t)n);
     for (int t = 0; t < nref; t++) c[len + t] = (int32_t)(next_u64() % (uint64_t)boundary);
@@ -207,6 +214,7 @@ typedef struct {
   int avg, dense, slice;
   int distinct; /* values from this many magnitudes (0: all random) */
   int refavg;   /* more entries per row in the Reference region */
+  int uniform;  /* rows of nearly equal length (make_csr) */
 } test_case;
 
 /* The upload's default layout of the Reference region (spmv/hyb_cuda.cu, tiled_layout): column
@@ -249,7 +257,7 @@ static void check_candidates(const test_case *tc, cis_hyb_cuda *d, const char *t
   cis_hyb_cuda_info in;
   cis_hyb_cuda_get_info(d, &in);
   int coded = in.dict_size > 0;
-  int nc = in.tile_cols ? 1 : coded ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+  int nc = in.tile_cols || in.sell ? 1 : coded ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
   int ok = tc->n == 0 || in.tune_candidates == nc;
   for (int c = 0; tc->n && c < nc; c++)
     ok = ok && in.tune_ms[c] > 0 && in.tune_warps[c] > 0 && in.tune_ms[in.tune_kept] <= in.tune_ms[c];
@@ -350,6 +358,43 @@ static void check_tiling(const test_case *tc, cis_hyb *h, const double *dX, doub
     check_ours(tc, d, tag, dX, dY, Yref, Y);
     cis_hyb_cuda_destroy(&d);
   }
+}
+
+/* SELL-32, a lane per row (spmv/hyb_cuda.cu, sell_layout): by default for a matrix of 262144
+ * rows or more with plain values whose padding to slices of 32 rows adds at most a quarter to
+ * its entries, and forced on every matrix; the slices counted here from the rows. */
+static void check_sell(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                       double *const *Yref, double *Y) {
+  int64_t slots = 0, nnz = h->ell.nnz + h->nnz_exp;
+  for (int64_t r0 = 0; r0 < tc->n; r0 += 32) {
+    int64_t w = 0;
+    for (int64_t r = r0; r < r0 + 32 && r < tc->n; r++) {
+      const cis_csr_block *b = &h->blocks[r / h->block_rows];
+      int64_t l = r - b->row0;
+      w = CIS_MAX(w, (int64_t)h->ell.row_len[r] + b->rowptr[l + 1] - b->rowptr[l]);
+    }
+    slots += 32 * w;
+  }
+  cis_hyb_cuda *d = NULL;
+  cis_hyb_cuda_info info;
+  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  int want = tc->n >= 262144 && info.dict_size == 0 && 4 * slots <= 5 * nnz ? 32 : 0;
+  int ok = info.sell == want;
+  printf("%-4s %s: default upload: SELL-%d (expected %d; %lld slots for %lld entries)\n",
+         ok ? "ok" : "FAIL", tc->label, info.sell, want, (long long)slots, (long long)nnz);
+  if (!ok) g_fail++;
+  cis_hyb_cuda_destroy(&d);
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_SELL, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  ok = tc->n == 0 || (info.sell == 32 && info.sell_slots == slots && info.dict_size == 0 &&
+                      info.streamed_blocks == 0);
+  printf("%-4s %s: upload forced to SELL-32: SELL-%d, %lld slots (expected %lld)\n",
+         ok ? "ok" : "FAIL", tc->label, info.sell, (long long)info.sell_slots, (long long)slots);
+  if (!ok) g_fail++;
+  check_candidates(tc, d, ", SELL-32 upload", dX, dY, Yref[0], Y);
+  check_ours(tc, d, ", SELL-32 upload", dX, dY, Yref, Y);
+  cis_hyb_cuda_destroy(&d);
 }
 
 /* Coded values (forced: the default keeps matrices this small plain): coded where they repeat
@@ -533,7 +578,7 @@ static void run_case(const test_case *tc) {
   cis_hyb h;
   regen_ctx ctx = {NULL, 0};
   int64_t n = tc->n;
-  make_csr(n, tc->avg, tc->dense, tc->distinct, tc->boundary, tc->refavg, &m);
+  make_csr(n, tc->avg, tc->dense, tc->distinct, tc->boundary, tc->refavg, tc->uniform, &m);
   if (cis_hyb_from_csr(n, m.rowptr, m.col, m.val, tc->boundary, tc->block_rows, tc->slice, &h) !=
       CIS_OK) {
     fail_err(tc->label);
@@ -552,6 +597,7 @@ static void run_case(const test_case *tc) {
   check_resident(tc, &h, dX, dY, Yref, Y);
   check_coded(tc, &h, dX, dY, Yref, Y);
   check_tiling(tc, &h, dX, dY, Yref, Y);
+  check_sell(tc, &h, dX, dY, Yref, Y);
   double *Ycached[2] = {upload_product(tc, &h, 0, ks[1], dX, dY),
                         tc->distinct > 0 ? upload_product(tc, &h, CIS_HYB_CUDA_CODED, ks[1], dX, dY)
                                          : NULL};
@@ -687,6 +733,7 @@ int main(void) {
       {"coded, 16-bit columns up to 65535", 65536, 500, 8000, 20, 2000, 32, 100},
       {"tiled by default", 262144, 34000, 30000, 12, 600, 32, 0, 200},
       {"wide Reference region, too sparse for tiles", 270000, 40000, 30000, 12, 600, 32, 0},
+      {"SELL-32 by default", 300000, 2048, 40000, 40, 0, 32, 0, 20, 1},
   };
   /* CISOLVE_GPU_TEST_SMALL=1 leaves out the cases of more than 10,000 rows (for
    * compute-sanitizer runs). */
