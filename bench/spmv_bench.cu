@@ -1061,7 +1061,7 @@ int main(int argc, char **argv) {
     char tiles[40] = "";
     if (in.tile_cols) snprintf(tiles, sizeof tiles, " in tiles of %d", in.tile_cols);
     if (in.sell) {
-      snprintf(fmt, cap, "SELL-%d, 32-bit", in.sell);
+      snprintf(fmt, cap, "SELL-%d, 32-bit%s", in.sell, in.dict_size ? ", coded values" : "");
       return;
     }
     snprintf(fmt, cap, "hybrid, %d-bit ELL%s%s%s", in.index_bits, tiles,
@@ -1200,20 +1200,27 @@ int main(int argc, char **argv) {
     /* SELL-32, a lane per row (docs/gpu.md): cisolve's upload of a matrix of 262144 rows or
      * more with plain values and little padding (spmv/hyb_cuda.cu, sell_layout), forced here on
      * every matrix */
-    cis_hyb_cuda *ds = NULL;
-    cis_hyb_cuda_info is;
-    die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_SELL, t.s, &ds));
-    cis_hyb_cuda_get_info(ds, &is);
-    if (is.sell) {
-      printf("SELL-32 upload: %lld slots for %lld entries (%.1f%% padding)\n",
-             (long long)is.sell_slots, (long long)(h.ell.nnz + h.nnz_exp),
-             100.0 * (double)is.sell_slots / (double)(h.ell.nnz + h.nnz_exp) - 100.0);
-      time_ours_all(ds, is, ", SELL-32");
-      time_read((double)is.csr_bytes + xy, "reading the SELL-32 upload's bytes alone");
-    } else {
-      printf("SELL-32 upload: not possible here\n");
+    for (int coded = 1; coded >= 0; coded--) { /* coded: where the values repeat */
+      if (coded && !f.dict_size) continue;
+      cis_hyb_cuda *ds = NULL;
+      cis_hyb_cuda_info is;
+      die_on(cis_hyb_cuda_create(
+          &h, 0, CIS_HYB_CUDA_SELL | (coded ? CIS_HYB_CUDA_CODED : CIS_HYB_CUDA_PLAIN), t.s, &ds));
+      cis_hyb_cuda_get_info(ds, &is);
+      const char *tag = coded ? ", coded SELL-32" : ", SELL-32";
+      if (is.sell) {
+        printf("%s upload: %lld slots for %lld entries (%.1f%% padding)\n", tag + 2,
+               (long long)is.sell_slots, (long long)(h.ell.nnz + h.nnz_exp),
+               100.0 * (double)is.sell_slots / (double)(h.ell.nnz + h.nnz_exp) - 100.0);
+        time_ours_all(ds, is, tag);
+        char nm[64];
+        snprintf(nm, sizeof nm, "reading the%s upload's bytes alone", tag + 1);
+        time_read((double)is.csr_bytes + xy, nm);
+      } else {
+        printf("%s upload: not possible here\n", tag + 2);
+      }
+      cis_hyb_cuda_destroy(&ds);
     }
-    cis_hyb_cuda_destroy(&ds);
   }
   {
     /* the Reference region's other layout: in column tiles when the upload kept one sliced

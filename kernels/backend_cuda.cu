@@ -221,7 +221,8 @@ static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
     if (len >= sizeof others) break;
   }
   if (in->sell)
-    snprintf(what, sizeof what, "plain values, SELL-%d (a lane per row)", in->sell);
+    snprintf(what, sizeof what, "%s, SELL-%d (a lane per row)",
+             in->dict_size ? "coded values" : "plain values", in->sell);
   else if (in->tile_cols)
     snprintf(what, sizeof what, "%s, Reference region in tiles of %d columns",
              in->dict_size ? "coded values" : "plain values", in->tile_cols);

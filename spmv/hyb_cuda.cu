@@ -60,9 +60,10 @@ struct cis_hyb_cuda {
   /* the whole matrix as SELL-32 instead (sell != 0; hyb_kernels.cuh, cis_sell_view), built on
    * the device from the hybrid upload, whose arrays are then freed */
   int sell;
-  int64_t *sell_ptr;
-  int32_t *sell_len, *sell_width, *sell_col;
+  int64_t *sell_ptr, *sell_cptr;
+  int32_t *sell_len, *sell_width, *sell_col, *sell_clen, *sell_cwidth, *sell_ccol;
   double *sell_val;
+  uint16_t *sell_ccode;
   int64_t *tbase;
   uint32_t *toff;
   uint16_t *tcol;
@@ -423,8 +424,7 @@ static int may_reside(const cis_hyb *h, int64_t b, int flags) {
 static cis_err want_coded(const cis_hyb_cuda *d, int flags, int *coded) {
   const cis_hyb *h = d->h;
   *coded = 0;
-  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_SELL))
-    return CIS_OK;
+  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return CIS_OK;
   if (!(flags & CIS_HYB_CUDA_CODED)) {
     int64_t l2 = 0, bytes = h->regen ? 12 * h->nnz_exp : 0;
     CIS_CALL(device_l2(&l2));
@@ -742,57 +742,75 @@ cleanup:
  * the hybrid layout: with CIS_HYB_CUDA_SELL wherever it can be; by default when the caller asked
  * for no layout of its own, the matrix has at least CIS_SELL_AUTO_ROWS rows (256 blocks of 1024
  * rows: two for each multiprocessor of an H100; the paper's 32K-row matrix, in 32 blocks, took
- * 0.30 ms against 0.12 for the hybrid kernel) and padding adds at most a quarter to its entries
- * (H2O/6-31G CISDT would take 70% more). It can be when the values are plain, every Expansion
- * block is resident, and the budget holds the hybrid upload it is built from beside it. On an
- * H100 it took the paper's 1M-row matrix in 4.71 ms against 5.31 in the hybrid layout (Reference
- * region in column tiles), and H2O/6-31G FCI with plain values in 4.76 ms against 5.03; with
- * coded values (the default for FCI) the hybrid kernel takes 3.05 ms (docs/BENCHMARKS.md). */
+ * 0.28 ms against 0.12 for the hybrid kernel) and padding adds at most a quarter to its entries
+ * (H2O/6-31G CISDT would take 70% more). It can be when every Expansion block is resident and
+ * the budget holds the hybrid upload it is built from beside it. With coded values (a CI matrix
+ * larger than twice the L2 cache) the coded entries go to a second SELL-32 of columns and
+ * 16-bit codes. On an H100 it took the paper's 1M-row matrix in 4.69 ms against 5.31 in the
+ * hybrid layout (Reference region in column tiles), and H2O/6-31G FCI with coded values in 2.99
+ * ms against 3.05, four vectors in 1.65 ms a vector against 1.90 (docs/BENCHMARKS.md). */
 #define CIS_SELL_AUTO_ROWS 262144
+#define CIS_SELL_AUTO_CODED 1
 #define CIS_SELL_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
 #define CIS_SELL_NOT_AUTO                                                             \
   (CIS_HYB_CUDA_INDEX32 | CIS_HYB_CUDA_CODED | CIS_HYB_CUDA_ROW_ORDER | CIS_HYB_CUDA_TILED | \
    CIS_HYB_CUDA_UNTILED)
 
-static int64_t sell_bytes(int64_t n, int64_t slots) {
-  return (slots + 1) * 12 + n * 4 + ((n + 31) / 32 + 1) * 8 +
-         (n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK * 4;
+/* Entries stored, padding included: plain ones (12 bytes: a 32-bit column and a value) and
+ * coded ones (6 bytes: a 32-bit column and a 16-bit code). */
+typedef struct {
+  int64_t slots, cslots;
+} sell_plan;
+
+static int64_t sell_bytes(const cis_hyb_cuda *d, const sell_plan *p) {
+  int64_t n = d->h->n, parts = d->dict ? 2 : 1;
+  return (p->slots + 1) * 12 + (d->dict ? (p->cslots + 1) * 6 + d->dict->size * 8 : 0) +
+         parts * (n * 4 + ((n + 31) / 32 + 1) * 8 + (n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK * 4);
 }
 
-/* Row r's SELL-32 entries: its ELL part and its Expansion part (every block resident). */
-static int64_t sell_row_len(const cis_hyb_cuda *d, int64_t r) {
-  return (int64_t)d->h->ell.row_len[r] + d->cen->rlen[r];
+/* Row r's SELL-32 entries (every block resident): coded ones, with a dictionary; the others,
+ * its ELL part and the rest of its Expansion part. */
+static int64_t sell_row_coded(const cis_hyb_cuda *d, int64_t r) {
+  return d->dict ? d->cen->ncoded[r] : 0;
 }
 
-static int64_t sell_slots(const cis_hyb_cuda *d) {
-  int64_t slots = 0;
+static int64_t sell_row_plain(const cis_hyb_cuda *d, int64_t r) {
+  return (int64_t)d->h->ell.row_len[r] + d->cen->rlen[r] - sell_row_coded(d, r);
+}
+
+static void sell_count(const cis_hyb_cuda *d, sell_plan *p) {
+  p->slots = p->cslots = 0;
   for (int64_t r0 = 0; r0 < d->h->n; r0 += 32) {
-    int64_t w = 0;
-    for (int64_t r = r0; r < CIS_MIN(r0 + 32, d->h->n); r++) w = CIS_MAX(w, sell_row_len(d, r));
-    slots += 32 * w;
+    int64_t w = 0, cw = 0;
+    for (int64_t r = r0; r < CIS_MIN(r0 + 32, d->h->n); r++) {
+      w = CIS_MAX(w, sell_row_plain(d, r));
+      cw = CIS_MAX(cw, sell_row_coded(d, r));
+    }
+    p->slots += 32 * w;
+    p->cslots += 32 * cw;
   }
-  return slots;
 }
 
 /* Whether the upload is SELL-32 (after the census and the choice of resident blocks). */
-static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, int64_t *slots) {
+static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, sell_plan *p) {
   const cis_hyb *h = d->h;
   int force = (flags & CIS_HYB_CUDA_SELL) != 0;
   int64_t nnz = h->ell.nnz;
-  *slots = 0;
-  if ((flags & CIS_SELL_NEVER) || d->dict || h->n == 0) return 0;
+  p->slots = p->cslots = 0;
+  if ((flags & CIS_SELL_NEVER) || h->n == 0) return 0;
   if (!force && ((flags & CIS_SELL_NOT_AUTO) || h->n < CIS_SELL_AUTO_ROWS)) return 0;
+  if (!force && d->dict && !CIS_SELL_AUTO_CODED) return 0;
   for (int64_t b = 0; b < h->nblocks; b++) {
     if (!resident[b]) return 0;
     nnz += d->cen->bnnz[b];
   }
-  *slots = sell_slots(d);
-  if (!force && 4 * *slots > 5 * nnz) return 0;
-  int64_t cb = d->csr_bits / 8;
+  sell_count(d, p);
+  if (!force && 4 * (p->slots + p->cslots) > 5 * nnz) return 0;
+  /* the hybrid upload it is built from, at most 12 bytes an Expansion entry */
   int64_t hybrid = sliced_bytes(&h->ell, index_bits(h, flags | CIS_HYB_CUDA_UNTILED), 0) +
-                   (nnz - h->ell.nnz + 2) * (8 + cb) + (h->n + 1) * 8;
-  return hybrid + sell_bytes(h->n, *slots) + h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8 <=
-         d->info.budget;
+                   (nnz - h->ell.nnz + 6) * 12 + 2 * (h->n + 1) * 8 +
+                   (d->dict ? d->dict->size * 8 : 0);
+  return hybrid + sell_bytes(d, p) + h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8 <= d->info.budget;
 }
 
 /* Bytes kept back from the budget for the streaming buffers: two batches of `nscratch` blocks
@@ -884,7 +902,7 @@ static cis_err stream_setup(cis_hyb_cuda *d) {
   return CIS_OK;
 }
 
-static cis_err sell_create(cis_hyb_cuda *d, int64_t slots);
+static cis_err sell_create(cis_hyb_cuda *d, const sell_plan *p);
 
 static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
                              int64_t reserve, int flags) {
@@ -909,8 +927,8 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   {
     /* SELL-32 is built from an upload in the rows' own order with the Reference region as one
      * sliced ELL block */
-    int64_t slots = 0;
-    d->sell = sell_layout(d, flags, resident, &slots);
+    sell_plan plan;
+    d->sell = sell_layout(d, flags, resident, &plan);
     int lflags = d->sell ? flags | CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_ROW_ORDER : flags;
     d->index_bits = d->info.index_bits = index_bits(h, lflags);
     d->lane_order = d->info.lane_order = (lflags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
@@ -927,7 +945,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     d->info.ell_seconds = cis_wtime() - t0;
     t0 = cis_wtime();
     CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
-    if (d->sell) CIS_TRY(sell_create(d, slots));
+    if (d->sell) CIS_TRY(sell_create(d, &plan));
     d->info.csr_seconds = cis_wtime() - t0;
   }
   {
@@ -1017,6 +1035,11 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   dev_free(&d->sell_width);
   dev_free(&d->sell_col);
   dev_free(&d->sell_val);
+  dev_free(&d->sell_cptr);
+  dev_free(&d->sell_clen);
+  dev_free(&d->sell_cwidth);
+  dev_free(&d->sell_ccol);
+  dev_free(&d->sell_ccode);
   cis_census_free(&d->own);
   dev_free(&d->xt);
   for (int i = 0; i < CIS_NSLOTS; i++) {
@@ -1167,19 +1190,34 @@ static cis_tiled_view tiled_view(const cis_hyb_cuda *d) {
 template <int K>
 static cis_err sell_prefer_l1() {
   /* no shared memory: all of it for L1, which keeps the block's band of x */
-  CIS_CUDA(cudaFuncSetAttribute(cis_sell_kernel<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                0));
+  CIS_CUDA(cudaFuncSetAttribute(cis_sell_kernel<K, false>,
+                                cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  CIS_CUDA(cudaFuncSetAttribute(cis_sell_kernel<K, true>,
+                                cudaFuncAttributePreferredSharedMemoryCarveout, 0));
   return CIS_OK;
+}
+
+static_assert(CIS_CENSUS_DICT * sizeof(double) <= 48 * 1024,
+              "the SELL-32 kernel's value table exceeds the 48 KB of shared memory a block gets");
+static cis_sell_view sell_view(const cis_hyb_cuda *d) {
+  cis_sell_view v = {d->n,        d->sell_ptr,   d->sell_len,  d->sell_width, d->sell_col,
+                     d->sell_val, d->sell_cptr,  d->sell_clen, d->sell_cwidth, d->sell_ccol,
+                     d->sell_ccode, d->sell_ccode ? d->ctable : NULL,
+                     d->sell_ccode && d->dict ? d->dict->size : 0};
+  return v;
 }
 
 template <typename CI, typename CE>
 static void sell_fill(cis_hyb_cuda *d) {
   cis_sell_fill_kernel<CI, CE><<<(unsigned)((d->n + 255) / 256), 256>>>(
-      ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col), d->n, d->sell_ptr,
-      d->sell_col, d->sell_val);
+      ell_view<CI>(d, d->ell_col), resident_view<CE>(d, d->csr_col), coded_view<CE>(d), d->n,
+      sell_view(d), d->sell_col, d->sell_val, d->sell_ccol, d->sell_ccode);
 }
 
-static cis_err sell_create(cis_hyb_cuda *d, int64_t slots) {
+/* One SELL-32 part's slice offsets, row lengths (len(d, r)) and blocks' longest rows, on the
+ * host and on the device; *slots: its entries with padding. */
+static cis_err sell_shape(cis_hyb_cuda *d, int64_t (*len_of)(const cis_hyb_cuda *, int64_t),
+                          int64_t **dptr, int32_t **dlen, int32_t **dwidth, int64_t *slots) {
   cis_err err = CIS_OK;
   const int64_t n = d->n, ns = (n + 31) / 32, nb = (n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK;
   int64_t *ptr = NULL;
@@ -1191,41 +1229,61 @@ static cis_err sell_create(cis_hyb_cuda *d, int64_t slots) {
   for (int64_t s = 0; s < ns; s++) {
     int32_t w = 0;
     for (int64_t r = 32 * s; r < CIS_MIN(32 * s + 32, n); r++) {
-      len[r] = (int32_t)sell_row_len(d, r);
+      len[r] = (int32_t)len_of(d, r);
       w = CIS_MAX(w, len[r]);
       width[r / CIS_SELL_BLOCK] = CIS_MAX(width[r / CIS_SELL_BLOCK], len[r]);
     }
     ptr[s + 1] = ptr[s] + 32 * (int64_t)w;
   }
-  if (ptr[ns] != slots)
+  if (ptr[ns] != *slots)
     CIS_FAIL(CIS_ERR_INTERNAL, "upload: SELL-32 of %lld entries, counted %lld",
-             (long long)ptr[ns], (long long)slots);
-  CIS_TRY(dev_alloc(&d->sell_ptr, (size_t)(ns + 1) * 8, "SELL-32 slice offsets"));
-  CIS_TRY(dev_alloc(&d->sell_len, (size_t)n * 4, "SELL-32 row lengths"));
-  CIS_TRY(dev_alloc(&d->sell_width, (size_t)nb * 4, "SELL-32 block widths"));
-  CIS_TRY(dev_alloc(&d->sell_col, (size_t)(slots + 1) * 4, "SELL-32 column indices"));
-  CIS_TRY(dev_alloc(&d->sell_val, (size_t)(slots + 1) * 8, "SELL-32 values"));
-  CIS_CUDA_TRY(cudaMemset(d->sell_col, 0, (size_t)(slots + 1) * 4));
-  CIS_CUDA_TRY(cudaMemset(d->sell_val, 0, (size_t)(slots + 1) * 8));
-  CIS_CUDA_TRY(cudaMemcpy(d->sell_ptr, ptr, (size_t)(ns + 1) * 8, cudaMemcpyHostToDevice));
-  CIS_CUDA_TRY(cudaMemcpy(d->sell_len, len, (size_t)n * 4, cudaMemcpyHostToDevice));
-  CIS_CUDA_TRY(cudaMemcpy(d->sell_width, width, (size_t)nb * 4, cudaMemcpyHostToDevice));
+             (long long)ptr[ns], (long long)*slots);
+  CIS_TRY(dev_alloc(dptr, (size_t)(ns + 1) * 8, "SELL-32 slice offsets"));
+  CIS_TRY(dev_alloc(dlen, (size_t)n * 4, "SELL-32 row lengths"));
+  CIS_TRY(dev_alloc(dwidth, (size_t)nb * 4, "SELL-32 block widths"));
+  CIS_CUDA_TRY(cudaMemcpy(*dptr, ptr, (size_t)(ns + 1) * 8, cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(*dlen, len, (size_t)n * 4, cudaMemcpyHostToDevice));
+  CIS_CUDA_TRY(cudaMemcpy(*dwidth, width, (size_t)nb * 4, cudaMemcpyHostToDevice));
+cleanup:
+  cis_free(&ptr);
+  cis_free(&len);
+  cis_free(&width);
+  return err;
+}
+
+/* SELL-32 from the hybrid upload just made (every block resident, rows in their own order): the
+ * shapes on the host, the entries copied on the device; then the hybrid arrays are freed (the
+ * value table stays, for the coded part). */
+static cis_err sell_create(cis_hyb_cuda *d, const sell_plan *p) {
+  int64_t slots = p->slots, cslots = p->cslots;
+  CIS_CALL(sell_shape(d, sell_row_plain, &d->sell_ptr, &d->sell_len, &d->sell_width, &slots));
+  CIS_CALL(dev_alloc(&d->sell_col, (size_t)(slots + 1) * 4, "SELL-32 column indices"));
+  CIS_CALL(dev_alloc(&d->sell_val, (size_t)(slots + 1) * 8, "SELL-32 values"));
+  CIS_CUDA(cudaMemset(d->sell_col, 0, (size_t)(slots + 1) * 4));
+  CIS_CUDA(cudaMemset(d->sell_val, 0, (size_t)(slots + 1) * 8));
+  if (d->dict) {
+    CIS_CALL(sell_shape(d, sell_row_coded, &d->sell_cptr, &d->sell_clen, &d->sell_cwidth, &cslots));
+    CIS_CALL(dev_alloc(&d->sell_ccol, (size_t)(cslots + 1) * 4, "SELL-32 coded column indices"));
+    CIS_CALL(dev_alloc(&d->sell_ccode, (size_t)(cslots + 1) * 2, "SELL-32 value codes"));
+    CIS_CUDA(cudaMemset(d->sell_ccol, 0, (size_t)(cslots + 1) * 4));
+    CIS_CUDA(cudaMemset(d->sell_ccode, 0, (size_t)(cslots + 1) * 2));
+  }
   if (d->csr_bits == 16)
     sell_fill<uint16_t, uint16_t>(d);
   else if (d->index_bits == 16)
     sell_fill<uint16_t, int32_t>(d);
   else
     sell_fill<int32_t, int32_t>(d);
-  CIS_CUDA_TRY(cudaGetLastError());
-  CIS_CUDA_TRY(cudaDeviceSynchronize());
-  CIS_TRY(sell_prefer_l1<1>());
-  CIS_TRY(sell_prefer_l1<2>());
-  CIS_TRY(sell_prefer_l1<3>());
-  CIS_TRY(sell_prefer_l1<4>());
-  CIS_TRY(sell_prefer_l1<5>());
-  CIS_TRY(sell_prefer_l1<6>());
-  CIS_TRY(sell_prefer_l1<7>());
-  CIS_TRY(sell_prefer_l1<8>());
+  CIS_CUDA(cudaGetLastError());
+  CIS_CUDA(cudaDeviceSynchronize());
+  CIS_CALL(sell_prefer_l1<1>());
+  CIS_CALL(sell_prefer_l1<2>());
+  CIS_CALL(sell_prefer_l1<3>());
+  CIS_CALL(sell_prefer_l1<4>());
+  CIS_CALL(sell_prefer_l1<5>());
+  CIS_CALL(sell_prefer_l1<6>());
+  CIS_CALL(sell_prefer_l1<7>());
+  CIS_CALL(sell_prefer_l1<8>());
   dev_free(&d->slice_ptr);
   dev_free(&d->slice_width);
   dev_free(&d->row_len);
@@ -1234,34 +1292,32 @@ static cis_err sell_create(cis_hyb_cuda *d, int64_t slots) {
   dev_free(&d->rowptr);
   dev_free(&d->csr_col);
   dev_free(&d->csr_val);
+  dev_free(&d->crowptr);
+  dev_free(&d->ccol);
+  dev_free(&d->ccode);
   d->info.ell_bytes = 0;
-  d->info.csr_bytes = sell_bytes(n, slots);
+  d->info.csr_bytes = sell_bytes(d, p);
   d->info.index_bits = d->info.csr_bits = 32;
   d->info.sell = 32;
-  d->info.sell_slots = slots;
-cleanup:
-  cis_free(&ptr);
-  cis_free(&len);
-  cis_free(&width);
-  return err;
-}
-
-static cis_sell_view sell_view(const cis_hyb_cuda *d) {
-  cis_sell_view v = {d->n, d->sell_ptr, d->sell_len, d->sell_width, d->sell_col, d->sell_val};
-  return v;
+  d->info.sell_slots = slots + cslots;
+  return CIS_OK;
 }
 
 template <int K>
 static cis_err launch_sell(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
+  void (*kern)(cis_sell_view, const double *, double *, int64_t) =
+      d->sell_ccode ? cis_sell_kernel<K, true> : cis_sell_kernel<K, false>;
+  const cis_sell_view v = sell_view(d);
+  const size_t sh = K == 1 ? v.ntable * sizeof(double) : 0; /* the value table, k = 1 */
   if (d->probe_warps) {
     int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, cis_sell_kernel<K>, CIS_SELL_BLOCK,
-                                                      0) != cudaSuccess)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kern, CIS_SELL_BLOCK, sh) !=
+        cudaSuccess)
       blocks = 0;
     d->probe_warps = blocks * CIS_SELL_BLOCK / 32;
   }
-  launch_kernel<K>(d, cis_sell_kernel<K>, (unsigned)((d->n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK),
-                   CIS_SELL_BLOCK, 0, sell_view(d), xt, Y, ldy);
+  launch_kernel<K>(d, kern, (unsigned)((d->n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK),
+                   CIS_SELL_BLOCK, sh, v, xt, Y, ldy);
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
 }

@@ -140,9 +140,13 @@ __device__ __forceinline__ void cis_csr_row(const cis_csr_view<CE> &m, int64_t p
 /* The table is read through L1 (__ldg). Held in shared memory instead it was no faster on
  * H2O/6-31G FCI when every block loaded it (the gathers of x, not of the table, bound the
  * kernel), and 5-50% slower with resident blocks striding over the rows (docs/BENCHMARKS.md). */
-__device__ __forceinline__ double cis_decode(const double *__restrict__ table, unsigned code) {
-  unsigned long long b = __double_as_longlong(__ldg(table + (code & 0x7FFFu)));
+__device__ __forceinline__ double cis_apply_sign(double v, unsigned code) {
+  unsigned long long b = __double_as_longlong(v);
   return __longlong_as_double(b | ((unsigned long long)(code >> 15) << 63));
+}
+
+__device__ __forceinline__ double cis_decode(const double *__restrict__ table, unsigned code) {
+  return cis_apply_sign(__ldg(table + (code & 0x7FFFu)), code);
 }
 
 /* Four coded entries per lane and step (16- or 8-byte column and 8-byte code loads): at 4 or 6
@@ -346,6 +350,14 @@ struct cis_sell_view {
   const int32_t *width; /* per block of CIS_SELL_BLOCK rows: its longest row */
   const int32_t *col;
   const double *val;
+  /* coded values (table != NULL): each row's entries whose value is in the dictionary, in a
+   * second SELL-32 of the same shape with a 16-bit code (as in cis_coded_view) for a value;
+   * the ones above are the others */
+  const int64_t *cptr;
+  const int32_t *clen, *cwidth, *ccol;
+  const uint16_t *ccode;
+  const double *table;
+  int ntable;
 };
 
 /* Entries per thread and step, the barrier's period and the blocks per multiprocessor the
@@ -360,20 +372,50 @@ struct cis_sell_cfg {
   static constexpr int MINB = K == 1 || K > 4 ? 1 : 2;
 };
 
-template <int K>
+template <int K, bool CODED>
 __global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
     cis_sell_kernel(cis_sell_view s, const double *__restrict__ xt, double *__restrict__ Y,
                     int64_t ldy) {
   constexpr int U = cis_sell_cfg<K>::U, SYNC = cis_sell_cfg<K>::SYNC;
   const int64_t row = (int64_t)blockIdx.x * CIS_SELL_BLOCK + threadIdx.x;
   const bool active = row < s.nrows;
-  const int len = active ? s.len[row] : 0, steps = s.width[blockIdx.x];
-  const int32_t *col = s.col + (active ? s.ptr[row >> 5] + (row & 31) : 0);
-  const double *val = s.val + (col - s.col);
   double acc[K];
 #pragma unroll
   for (int j = 0; j < K; j++) acc[j] = 0.0;
+  /* One vector: the value table in shared memory (ntable entries, 32 KB at most), read before
+   * the first barrier: 2.99 ms against 3.12 through L1 on H2O/6-31G FCI (H100). Several: through
+   * L1, 1.65 ms a vector at k = 4 against 1.79 from shared memory, where it takes L1's room. */
+  constexpr bool SHARED_TABLE = CODED && K == 1;
+  extern __shared__ double cis_sell_table[];
+  if constexpr (SHARED_TABLE)
+    for (int i = threadIdx.x; i < s.ntable; i += CIS_SELL_BLOCK) cis_sell_table[i] = s.table[i];
   if constexpr (K > 1) cis_grid_wait();
+  if constexpr (CODED) {
+    const int len = active ? s.clen[row] : 0, steps = s.cwidth[blockIdx.x];
+    const int32_t *col = s.ccol + (active ? s.cptr[row >> 5] + (row & 31) : 0);
+    const uint16_t *code = s.ccode + (col - s.ccol);
+    for (int t = 0; t < steps; t += U) {
+      if (t % SYNC == 0) __syncthreads();
+      int c[U];
+      unsigned q[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const bool in = t + u < len;
+        c[u] = in ? __ldcs(col + (int64_t)(t + u) * 32) : 0;
+        q[u] = in ? __ldcs(code + (int64_t)(t + u) * 32) : 0u;
+      }
+#pragma unroll
+      for (int u = 0; u < U; u++)
+        if (t + u < len)
+          cis_fma_x<K>(acc,
+                       SHARED_TABLE ? cis_apply_sign(cis_sell_table[q[u] & 0x7FFFu], q[u])
+                                    : cis_decode(s.table, q[u]),
+                       xt, c[u]);
+    }
+  }
+  const int len = active ? s.len[row] : 0, steps = s.width[blockIdx.x];
+  const int32_t *col = s.col + (active ? s.ptr[row >> 5] + (row & 31) : 0);
+  const double *val = s.val + (col - s.col);
   for (int t = 0; t < steps; t += U) {
     if (t % SYNC == 0) __syncthreads(); /* steps is the block's: every thread gets here */
     int c[U];
@@ -394,14 +436,23 @@ __global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
 }
 
 /* The SELL-32 copy of row r's entries, its ELL part then its resident Expansion part, both in
- * the row's own order (an upload without lane order): a thread per row. */
+ * the row's own order (an upload without lane order), and its coded part into the coded SELL-32
+ * (cm.table != NULL): a thread per row. */
 template <typename CI, typename CE>
-__global__ void cis_sell_fill_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, int64_t nrows,
-                                     const int64_t *__restrict__ ptr, int32_t *__restrict__ col,
-                                     double *__restrict__ val) {
+__global__ void cis_sell_fill_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, cis_coded_view<CE> cm,
+                                     int64_t nrows, cis_sell_view sv, int32_t *__restrict__ col,
+                                     double *__restrict__ val, int32_t *__restrict__ ccol,
+                                     uint16_t *__restrict__ ccode) {
   const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= nrows) return;
-  const int64_t base = ptr[r >> 5] + (r & 31), s = r / e.slice;
+  if (cm.table) {
+    const int64_t cb = sv.cptr[r >> 5] + (r & 31);
+    for (int64_t p = cm.rowptr[r], t = 0; p < cm.rowptr[r + 1]; p++, t++) {
+      ccol[cb + 32 * t] = (int32_t)cm.col[p];
+      ccode[cb + 32 * t] = cm.code[p];
+    }
+  }
+  const int64_t base = sv.ptr[r >> 5] + (r & 31), s = r / e.slice;
   const int64_t q0 = e.slice_ptr[s] + (r - s * e.slice) * e.slice_width[s];
   int64_t t = 0;
   for (int i = 0; i < e.row_len[r]; i++, t++) {

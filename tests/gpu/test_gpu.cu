@@ -395,6 +395,20 @@ static void check_sell(const test_case *tc, cis_hyb *h, const double *dX, double
   check_candidates(tc, d, ", SELL-32 upload", dX, dY, Yref[0], Y);
   check_ours(tc, d, ", SELL-32 upload", dX, dY, Yref, Y);
   cis_hyb_cuda_destroy(&d);
+  /* coded values where they repeat: a second SELL-32 of the coded entries */
+  if (tc->distinct == 0 || h->nnz_exp == 0) return;
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_SELL | CIS_HYB_CUDA_CODED, 0, &d) != CIS_OK)
+    return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  ok = info.sell == 32 && info.dict_size > 0 && info.coded_nnz > 0 &&
+       info.sell_slots >= nnz;
+  printf("%-4s %s: upload forced to SELL-32 with coded values: SELL-%d, %d magnitudes, %lld "
+         "entries coded, %lld slots\n", ok ? "ok" : "FAIL", tc->label, info.sell, info.dict_size,
+         (long long)info.coded_nnz, (long long)info.sell_slots);
+  if (!ok) g_fail++;
+  check_candidates(tc, d, ", coded SELL-32 upload", dX, dY, Yref[0], Y);
+  check_ours(tc, d, ", coded SELL-32 upload", dX, dY, Yref, Y);
+  cis_hyb_cuda_destroy(&d);
 }
 
 /* Coded values (forced: the default keeps matrices this small plain): coded where they repeat
