@@ -1007,17 +1007,8 @@ cis_err cis_hyb_cuda_create(const cis_hyb *h, int64_t budget, int flags, cudaStr
   return cis_hyb_cuda_create2(h, budget, 0, flags, stream, out);
 }
 
-void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
-  cis_hyb_cuda *d = *pd;
-  if (!d) return;
-  cudaStreamSynchronize(d->stream);
-  if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
-  if (d->paper_col != d->ell_col) dev_free(&d->paper_col);
-  if (d->paper_csr_col != d->csr_col) dev_free(&d->paper_csr_col);
-  dev_free(&d->tbase);
-  dev_free(&d->toff);
-  dev_free(&d->tcol);
-  dev_free(&d->tval);
+/* The sliced ELL and the resident CSR, plain and coded (the value table stays). */
+static void hybrid_free(cis_hyb_cuda *d) {
   dev_free(&d->slice_ptr);
   dev_free(&d->slice_width);
   dev_free(&d->row_len);
@@ -1029,6 +1020,20 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   dev_free(&d->crowptr);
   dev_free(&d->ccol);
   dev_free(&d->ccode);
+}
+
+void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
+  cis_hyb_cuda *d = *pd;
+  if (!d) return;
+  cudaStreamSynchronize(d->stream);
+  if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
+  if (d->paper_col != d->ell_col) dev_free(&d->paper_col);
+  if (d->paper_csr_col != d->csr_col) dev_free(&d->paper_csr_col);
+  dev_free(&d->tbase);
+  dev_free(&d->toff);
+  dev_free(&d->tcol);
+  dev_free(&d->tval);
+  hybrid_free(d);
   dev_free(&d->ctable);
   dev_free(&d->sell_ptr);
   dev_free(&d->sell_len);
@@ -1284,17 +1289,7 @@ static cis_err sell_create(cis_hyb_cuda *d, const sell_plan *p) {
   CIS_CALL(sell_prefer_l1<6>());
   CIS_CALL(sell_prefer_l1<7>());
   CIS_CALL(sell_prefer_l1<8>());
-  dev_free(&d->slice_ptr);
-  dev_free(&d->slice_width);
-  dev_free(&d->row_len);
-  dev_free(&d->ell_col);
-  dev_free(&d->ell_val);
-  dev_free(&d->rowptr);
-  dev_free(&d->csr_col);
-  dev_free(&d->csr_val);
-  dev_free(&d->crowptr);
-  dev_free(&d->ccol);
-  dev_free(&d->ccode);
+  hybrid_free(d);
   d->info.ell_bytes = 0;
   d->info.csr_bytes = sell_bytes(d, p);
   d->info.index_bits = d->info.csr_bits = 32;

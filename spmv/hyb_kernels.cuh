@@ -361,16 +361,41 @@ struct cis_sell_view {
 };
 
 /* Entries per thread and step, the barrier's period and the blocks per multiprocessor the
- * registers are sized for: one vector, 4 a step, a barrier every 16 entries, one block (4.71 ms
- * on the 1M-row matrix against 4.77 with two blocks and 4.74-4.90 with barriers every 4 to 32
- * entries or none); several, 2 a step and a barrier every 8 entries (1.51 ms a vector at k = 4
- * against 1.67 with 4 a step in one block). */
+ * registers are sized for: 4 a step, a barrier every 16 entries, one block of 1024 threads. On
+ * an H100 one vector took the 1M-row matrix in 4.71 ms, against 4.77 with two blocks and
+ * 4.74-4.90 with barriers every 4 to 32 entries or none; four vectors 1.58 ms a vector on it,
+ * 1.51 on H2O/6-31G FCI with plain values and 1.59 with coded ones, against 1.82, 1.73 and 1.55
+ * with 2 a step, a barrier every 8 and two blocks, and 1.67, 1.54 and 1.70 with 4 a step, a
+ * barrier every 8 and one block (docs/BENCHMARKS.md). */
 template <int K>
 struct cis_sell_cfg {
-  static constexpr int U = K == 1 ? 4 : 2;
-  static constexpr int SYNC = K == 1 ? 16 : 8;
-  static constexpr int MINB = K == 1 || K > 4 ? 1 : 2;
+  static constexpr int U = 4;
+  static constexpr int SYNC = 16;
+  static constexpr int MINB = 1;
 };
+
+/* A row's entries of one SELL-32 part, `len` of the block's `steps` (its longest row), U a step
+ * with a barrier every SYNC: columns at col[32 t], values (V: double, or a 16-bit code) at
+ * val[32 t], each turned into its double by value(). */
+template <int K, int U, int SYNC, typename V, typename F>
+__device__ __forceinline__ void cis_sell_part(const int32_t *col, const V *val, int len,
+                                              int steps, F value,
+                                              const double *__restrict__ xt, double (&acc)[K]) {
+  for (int t = 0; t < steps; t += U) {
+    if (t % SYNC == 0) __syncthreads(); /* steps is the block's: every thread gets here */
+    int c[U];
+    V v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const bool in = t + u < len;
+      c[u] = in ? __ldcs(col + (int64_t)(t + u) * 32) : 0;
+      v[u] = in ? __ldcs(val + (int64_t)(t + u) * 32) : V(0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (t + u < len) cis_fma_x<K>(acc, value(v[u]), xt, c[u]);
+  }
+}
 
 template <int K, bool CODED>
 __global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
@@ -391,45 +416,19 @@ __global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
     for (int i = threadIdx.x; i < s.ntable; i += CIS_SELL_BLOCK) cis_sell_table[i] = s.table[i];
   if constexpr (K > 1) cis_grid_wait();
   if constexpr (CODED) {
-    const int len = active ? s.clen[row] : 0, steps = s.cwidth[blockIdx.x];
     const int32_t *col = s.ccol + (active ? s.cptr[row >> 5] + (row & 31) : 0);
-    const uint16_t *code = s.ccode + (col - s.ccol);
-    for (int t = 0; t < steps; t += U) {
-      if (t % SYNC == 0) __syncthreads();
-      int c[U];
-      unsigned q[U];
-#pragma unroll
-      for (int u = 0; u < U; u++) {
-        const bool in = t + u < len;
-        c[u] = in ? __ldcs(col + (int64_t)(t + u) * 32) : 0;
-        q[u] = in ? __ldcs(code + (int64_t)(t + u) * 32) : 0u;
-      }
-#pragma unroll
-      for (int u = 0; u < U; u++)
-        if (t + u < len)
-          cis_fma_x<K>(acc,
-                       SHARED_TABLE ? cis_apply_sign(cis_sell_table[q[u] & 0x7FFFu], q[u])
-                                    : cis_decode(s.table, q[u]),
-                       xt, c[u]);
-    }
+    const double *table = s.table;
+    cis_sell_part<K, U, SYNC>(
+        col, s.ccode + (col - s.ccol), active ? s.clen[row] : 0, s.cwidth[blockIdx.x],
+        [table](unsigned short q) {
+          return SHARED_TABLE ? cis_apply_sign(cis_sell_table[q & 0x7FFFu], q)
+                              : cis_decode(table, q);
+        },
+        xt, acc);
   }
-  const int len = active ? s.len[row] : 0, steps = s.width[blockIdx.x];
   const int32_t *col = s.col + (active ? s.ptr[row >> 5] + (row & 31) : 0);
-  const double *val = s.val + (col - s.col);
-  for (int t = 0; t < steps; t += U) {
-    if (t % SYNC == 0) __syncthreads(); /* steps is the block's: every thread gets here */
-    int c[U];
-    double v[U];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-      const bool in = t + u < len;
-      c[u] = in ? __ldcs(col + (int64_t)(t + u) * 32) : 0;
-      v[u] = in ? __ldcs(val + (int64_t)(t + u) * 32) : 0.0;
-    }
-#pragma unroll
-    for (int u = 0; u < U; u++)
-      if (t + u < len) cis_fma_x<K>(acc, v[u], xt, c[u]);
-  }
+  cis_sell_part<K, U, SYNC>(col, s.val + (col - s.col), active ? s.len[row] : 0,
+                            s.width[blockIdx.x], [](double v) { return v; }, xt, acc);
   if (active)
 #pragma unroll
     for (int j = 0; j < K; j++) Y[row + (int64_t)j * ldy] = acc[j];
