@@ -361,16 +361,18 @@ struct cis_sell_view {
 };
 
 /* Entries per thread and step, the barrier's period and the blocks per multiprocessor the
- * registers are sized for: 4 a step, a barrier every 16 entries, one block of 1024 threads. On
+ * registers are sized for: 4 a step, a barrier every 32 entries, one block of 1024 threads. On
  * an H100 one vector took the 1M-row matrix in 4.71 ms, against 4.77 with two blocks and
  * 4.74-4.90 with barriers every 4 to 32 entries or none; four vectors 1.58 ms a vector on it,
  * 1.51 on H2O/6-31G FCI with plain values and 1.59 with coded ones, against 1.82, 1.73 and 1.55
  * with 2 a step, a barrier every 8 and two blocks, and 1.67, 1.54 and 1.70 with 4 a step, a
- * barrier every 8 and one block (docs/BENCHMARKS.md). */
+ * barrier every 8 and one block. A barrier every 32 entries instead of 16 took coded FCI in
+ * 2.93 ms against 3.00 (four vectors 1.52 ms a vector against 1.59); 8 a step, 3.06 and 2.96 ms
+ * with barriers every 16 and 32 (docs/BENCHMARKS.md). */
 template <int K>
 struct cis_sell_cfg {
   static constexpr int U = 4;
-  static constexpr int SYNC = 16;
+  static constexpr int SYNC = 32;
   static constexpr int MINB = 1;
 };
 
