@@ -747,8 +747,8 @@ cleanup:
  * the budget holds the hybrid upload it is built from beside it. With coded values (a CI matrix
  * larger than twice the L2 cache) the coded entries go to a second SELL-32 of columns and
  * 16-bit codes. On an H100 it took the paper's 1M-row matrix in 4.69 ms against 5.31 in the
- * hybrid layout (Reference region in column tiles), and H2O/6-31G FCI with coded values in 2.99
- * ms against 3.05, four vectors in 1.65 ms a vector against 1.90 (docs/BENCHMARKS.md). */
+ * hybrid layout (Reference region in column tiles), and H2O/6-31G FCI with coded values in 2.93
+ * ms against 3.05, four vectors in 1.52 ms a vector against 1.90 (docs/BENCHMARKS.md). */
 #define CIS_SELL_AUTO_ROWS 262144
 #define CIS_SELL_AUTO_CODED 1
 #define CIS_SELL_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
