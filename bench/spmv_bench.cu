@@ -1097,7 +1097,13 @@ int main(int argc, char **argv) {
     }
     die_on(cis_hyb_cuda_set_subwarp(dd, in.subwarp));
     /* the launches not chosen at upload (cis_hyb_cuda_info.tune_ms) */
-    if (in.dict_size) {
+    if (in.sell) {
+      die_on(cis_hyb_cuda_set_plain_launch(dd, !in.plain_launch));
+      snprintf(name, sizeof name, "ours%s, %s", tag,
+               in.plain_launch ? "a barrier every 32 entries" : "without barriers");
+      single(name);
+      die_on(cis_hyb_cuda_set_plain_launch(dd, in.plain_launch));
+    } else if (in.dict_size) {
       for (int b = 1024; b >= 128; b /= 2) {
         if (b == in.coded_block || b == 512) continue;
         snprintf(name, sizeof name, "ours%s, %d threads per block", tag, b);
@@ -1209,9 +1215,12 @@ int main(int argc, char **argv) {
       cis_hyb_cuda_get_info(ds, &is);
       const char *tag = coded ? ", coded SELL-32" : ", SELL-32";
       if (is.sell) {
-        printf("%s upload: %lld slots for %lld entries (%.1f%% padding)\n", tag + 2,
+        printf("%s upload: %lld slots for %lld entries (%.1f%% padding); launch kept at upload: "
+               "%s (%.4f ms, the other %.4f ms)\n", tag + 2,
                (long long)is.sell_slots, (long long)(h.ell.nnz + h.nnz_exp),
-               100.0 * (double)is.sell_slots / (double)(h.ell.nnz + h.nnz_exp) - 100.0);
+               100.0 * (double)is.sell_slots / (double)(h.ell.nnz + h.nnz_exp) - 100.0,
+               is.plain_launch ? "without barriers" : "a barrier every 32 entries",
+               is.tune_ms[is.tune_kept], is.tune_ms[!is.tune_kept]);
         time_ours_all(ds, is, tag);
         char nm[64];
         snprintf(nm, sizeof nm, "reading the%s upload's bytes alone", tag + 1);

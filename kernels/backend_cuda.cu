@@ -212,7 +212,11 @@ static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
   if (in->tune_candidates == 0) return;
   for (int c = 0; c < in->tune_candidates; c++) {
     if (c == k) continue;
-    if (in->dict_size)
+    if (in->sell)
+      len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms %s",
+                              len ? ", " : "", in->tune_ms[c],
+                              c ? "without barriers" : "with a barrier every 32 entries");
+    else if (in->dict_size)
       len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms in blocks of %d",
                               len ? ", " : "", in->tune_ms[c], c ? 256 : 1024);
     else
@@ -221,8 +225,9 @@ static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
     if (len >= sizeof others) break;
   }
   if (in->sell)
-    snprintf(what, sizeof what, "%s, SELL-%d (a lane per row)",
-             in->dict_size ? "coded values" : "plain values", in->sell);
+    snprintf(what, sizeof what, "%s, SELL-%d (a lane per row), %s",
+             in->dict_size ? "coded values" : "plain values", in->sell,
+             k ? "without barriers" : "a barrier every 32 entries");
   else if (in->tile_cols)
     snprintf(what, sizeof what, "%s, Reference region in tiles of %d columns",
              in->dict_size ? "coded values" : "plain values", in->tile_cols);

@@ -1088,8 +1088,9 @@ cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads) {
 }
 
 cis_err cis_hyb_cuda_set_plain_launch(cis_hyb_cuda *d, int which) {
-  CIS_CHECK(which >= 0 && which < CIS_HYB_CUDA_PLAIN_LAUNCHES, CIS_ERR_USAGE,
-            "plain launch %d: expected 0..%d", which, CIS_HYB_CUDA_PLAIN_LAUNCHES - 1);
+  int n = d->sell ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+  CIS_CHECK(which >= 0 && which < n, CIS_ERR_USAGE, "plain launch %d: expected 0..%d", which,
+            n - 1);
   d->plain_launch = d->info.plain_launch = which;
   return CIS_OK;
 }
@@ -1192,13 +1193,21 @@ static cis_tiled_view tiled_view(const cis_hyb_cuda *d) {
 /* SELL-32 from the hybrid upload just made (every block resident, rows in their own order): the
  * slices' offsets and the blocks' longest rows on the host, the entries copied on the device;
  * then the hybrid arrays are freed. */
+/* The SELL-32 kernel for K vectors: with coded values or not, a barrier every CIS_SELL_SYNC
+ * entries (launch 0) or none (launch 1). */
+template <int K>
+static void (*sell_kernel(bool coded, int launch))(cis_sell_view, const double *, double *,
+                                                   int64_t) {
+  if (coded) return launch ? cis_sell_kernel<K, true, 0> : cis_sell_kernel<K, true, CIS_SELL_SYNC>;
+  return launch ? cis_sell_kernel<K, false, 0> : cis_sell_kernel<K, false, CIS_SELL_SYNC>;
+}
+
 template <int K>
 static cis_err sell_prefer_l1() {
-  /* no shared memory: all of it for L1, which keeps the block's band of x */
-  CIS_CUDA(cudaFuncSetAttribute(cis_sell_kernel<K, false>,
-                                cudaFuncAttributePreferredSharedMemoryCarveout, 0));
-  CIS_CUDA(cudaFuncSetAttribute(cis_sell_kernel<K, true>,
-                                cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  /* little shared memory (the value table): the rest for L1, which keeps the block's band of x */
+  for (int c = 0; c < 4; c++)
+    CIS_CUDA(cudaFuncSetAttribute(sell_kernel<K>(c & 1, c >> 1),
+                                  cudaFuncAttributePreferredSharedMemoryCarveout, 0));
   return CIS_OK;
 }
 
@@ -1301,7 +1310,7 @@ static cis_err sell_create(cis_hyb_cuda *d, const sell_plan *p) {
 template <int K>
 static cis_err launch_sell(cis_hyb_cuda *d, const double *xt, double *Y, int64_t ldy) {
   void (*kern)(cis_sell_view, const double *, double *, int64_t) =
-      d->sell_ccode ? cis_sell_kernel<K, true> : cis_sell_kernel<K, false>;
+      sell_kernel<K>(d->sell_ccode != NULL, d->plain_launch);
   const cis_sell_view v = sell_view(d);
   const size_t sh = K == 1 ? v.ntable * sizeof(double) : 0; /* the value table, k = 1 */
   if (d->probe_warps) {
@@ -1405,15 +1414,16 @@ static cis_err launch(cis_hyb_cuda *d, int k, const cis_csr_view<int32_t> *add, 
 }
 
 /* Candidate c of the single-vector launch: plain values, the kernel's build c (OCC in
- * hyb_kernels.cuh); coded values, blocks of 1024 (c = 0) or 256 threads; tiled, the one launch
- * (timed all the same, for the report). */
+ * hyb_kernels.cuh); coded values, blocks of 1024 (c = 0) or 256 threads; SELL-32, a barrier
+ * every CIS_SELL_SYNC entries (c = 0) or none, whose choice serves several vectors too; tiled,
+ * the one launch (timed all the same, for the report). */
 static int ncandidates(const cis_hyb_cuda *d) {
-  return d->tiled || d->sell ? 1 : d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
+  return d->tiled ? 1 : d->sell || d->ctable ? 2 : CIS_HYB_CUDA_PLAIN_LAUNCHES;
 }
 
 static void set_candidate(cis_hyb_cuda *d, int c) {
-  if (d->tiled || d->sell) return;
-  if (d->ctable)
+  if (d->tiled) return;
+  if (d->ctable && !d->sell)
     d->coded_block = d->info.coded_block = c ? 256 : CIS_CODED_BLOCK;
   else
     d->plain_launch = d->info.plain_launch = c;

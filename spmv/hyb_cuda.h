@@ -102,10 +102,12 @@ typedef struct {
                               is larger than the L2 cache, else 8 (cis_hyb_cuda_set_group) */
   int lane_order;          /* lanes the resident entries were ordered for (0: row order) */
   int coded_block;         /* threads per block of the kernel with coded values */
-  int plain_launch;        /* build of the plain single-vector kernel, 0..2 (docs/gpu.md) */
+  int plain_launch;        /* build of the plain single-vector kernel, 0..2 (docs/gpu.md); SELL-32:
+                              0 a barrier every 32 entries, 1 none */
   int tune_candidates;     /* launches timed at upload: 3 builds of the plain kernel (0: the
                               compiler's registers, 1: 64 warps per multiprocessor, 2: one
-                              block's worth of registers), or coded blocks of 1024 and 256 */
+                              block's worth of registers), or coded blocks of 1024 and 256, or
+                              SELL-32 with a barrier every 32 entries and with none */
   int tune_kept;           /* the one kept: the fastest */
   double tune_ms[CIS_HYB_CUDA_PLAIN_LAUNCHES]; /* the resident product's time with each */
   int tune_warps[CIS_HYB_CUDA_PLAIN_LAUNCHES]; /* resident warps per multiprocessor of each */
@@ -153,7 +155,8 @@ cis_err cis_hyb_cuda_set_subwarp(cis_hyb_cuda *d, int lanes);
  * values (benchmarks, tests). */
 cis_err cis_hyb_cuda_set_coded_block(cis_hyb_cuda *d, int threads);
 /* Build of the plain single-vector kernel (0..CIS_HYB_CUDA_PLAIN_LAUNCHES - 1, see
- * tune_candidates) in place of the one timed fastest at upload (benchmarks, tests). */
+ * tune_candidates), or for SELL-32 its launch (0: a barrier every 32 entries, 1: none; for
+ * every k), in place of the one timed fastest at upload (benchmarks, tests). */
 cis_err cis_hyb_cuda_set_plain_launch(cis_hyb_cuda *d, int which);
 /* Vectors per pass of the multi-vector kernel, 1..CIS_HYB_CUDA_MAX_K (the upload's choice:
  * cis_hyb_cuda_info.group). */

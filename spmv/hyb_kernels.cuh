@@ -360,31 +360,33 @@ struct cis_sell_view {
   int ntable;
 };
 
-/* Entries per thread and step, the barrier's period and the blocks per multiprocessor the
- * registers are sized for: 4 a step, a barrier every 32 entries, one block of 1024 threads. On
- * an H100 one vector took the 1M-row matrix in 4.71 ms, against 4.77 with two blocks and
- * 4.74-4.90 with barriers every 4 to 32 entries or none; four vectors 1.58 ms a vector on it,
- * 1.51 on H2O/6-31G FCI with plain values and 1.59 with coded ones, against 1.82, 1.73 and 1.55
- * with 2 a step, a barrier every 8 and two blocks, and 1.67, 1.54 and 1.70 with 4 a step, a
- * barrier every 8 and one block. A barrier every 32 entries instead of 16 took coded FCI in
- * 2.93 ms against 3.00 (four vectors 1.52 ms a vector against 1.59); 8 a step, 3.06 and 2.96 ms
- * with barriers every 16 and 32 (docs/BENCHMARKS.md). */
+/* Entries per thread and step and the blocks per multiprocessor the registers are sized for:
+ * 4 a step, one block of 1024 threads. On an H100 one vector took the 1M-row matrix in 4.71 ms,
+ * against 4.77 with two blocks; four vectors 1.58 ms a vector on it, 1.51 on H2O/6-31G FCI with
+ * plain values and 1.59 with coded ones, against 1.82, 1.73 and 1.55 with 2 a step and two
+ * blocks (a barrier every 8 entries), and 8 a step was slower on coded FCI (3.06 ms against 3.00
+ * for one vector). The barrier's period depends on the matrix: every 32 entries, the 1M-row
+ * matrix took 4.72 ms against 4.74 every 64 and 4.97 with none; coded FCI 2.93 ms against 2.89
+ * every 64, 2.86 every 128 and 2.81 with none (four vectors 1.52, 1.48, 1.45 and 1.41 ms a
+ * vector). So the kernel is built with a barrier every 32 entries and with none, and the upload
+ * keeps the faster (docs/BENCHMARKS.md). */
+#define CIS_SELL_SYNC 32
 template <int K>
 struct cis_sell_cfg {
   static constexpr int U = 4;
-  static constexpr int SYNC = 32;
   static constexpr int MINB = 1;
 };
 
 /* A row's entries of one SELL-32 part, `len` of the block's `steps` (its longest row), U a step
- * with a barrier every SYNC: columns at col[32 t], values (V: double, or a 16-bit code) at
+ * with a barrier every SYNC (0: none): columns at col[32 t], values (V: double, or a 16-bit code) at
  * val[32 t], each turned into its double by value(). */
 template <int K, int U, int SYNC, typename V, typename F>
 __device__ __forceinline__ void cis_sell_part(const int32_t *col, const V *val, int len,
                                               int steps, F value,
                                               const double *__restrict__ xt, double (&acc)[K]) {
   for (int t = 0; t < steps; t += U) {
-    if (t % SYNC == 0) __syncthreads(); /* steps is the block's: every thread gets here */
+    if constexpr (SYNC > 0)
+      if (t % SYNC == 0) __syncthreads(); /* steps is the block's: every thread gets here */
     int c[U];
     V v[U];
 #pragma unroll
@@ -399,11 +401,13 @@ __device__ __forceinline__ void cis_sell_part(const int32_t *col, const V *val, 
   }
 }
 
-template <int K, bool CODED>
+/* SYNC: a barrier every SYNC entries, or none (0); the upload times both (hyb_cuda.cu,
+ * tune_launch). */
+template <int K, bool CODED, int SYNC>
 __global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
     cis_sell_kernel(cis_sell_view s, const double *__restrict__ xt, double *__restrict__ Y,
                     int64_t ldy) {
-  constexpr int U = cis_sell_cfg<K>::U, SYNC = cis_sell_cfg<K>::SYNC;
+  constexpr int U = cis_sell_cfg<K>::U;
   const int64_t row = (int64_t)blockIdx.x * CIS_SELL_BLOCK + threadIdx.x;
   const bool active = row < s.nrows;
   double acc[K];
