@@ -336,11 +336,13 @@ __global__ void __launch_bounds__(CIS_TILE_BLOCK)
 
 /* The whole resident matrix as SELL-32 (docs/gpu.md, "A lane per row"): slices of 32 rows,
  * column-major within a slice, so that entry t of the slice's 32 rows is one coalesced load;
- * a thread per row. A block's 1024 rows go through their entries in step (a barrier every SYNC
- * entries): with the columns of each row in order, the block's gathers of x fall at any time in
- * a narrow band of columns, which L1 keeps. On the paper's 1M-row matrix (H100) the product
- * took 4.71 ms against 5.31 for our hybrid kernel with the Reference region in column tiles,
- * and four vectors 1.51 ms a vector against 2.57 (docs/BENCHMARKS.md). */
+ * a thread per row. A block's 1024 rows go through their entries roughly in step (a barrier
+ * every SYNC entries, or none): with the columns of each row in order, the block's gathers of x
+ * fall at any time in a narrow band of columns, which L1 keeps; in a CI matrix the t-th entries
+ * of neighbouring rows are the same excitation of neighbouring determinants, and gather
+ * neighbouring parts of x. On the paper's 1M-row matrix (H100) the product took 4.72 ms against
+ * 5.32 for our hybrid kernel with the Reference region in column tiles, and four vectors 1.53
+ * ms a vector against 2.58 (docs/BENCHMARKS.md). */
 #define CIS_SELL_BLOCK 1024
 
 struct cis_sell_view {
