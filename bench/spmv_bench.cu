@@ -25,7 +25,12 @@
  * codes only matrices larger than twice the L2 cache). Each upload is timed once more with every
  * row's entries in the row's own order instead of lane order (CIS_HYB_CUDA_ROW_ORDER), and the
  * plain one with the Reference region's other layout: in column tiles (CIS_HYB_CUDA_TILED)
- * where cisolve keeps one sliced ELL block, and the reverse (CIS_HYB_CUDA_UNTILED).
+ * where cisolve keeps one sliced ELL block, and the reverse (CIS_HYB_CUDA_UNTILED). Then the
+ * whole matrix is uploaded as SELL-32, a row per thread (CIS_HYB_CUDA_SELL, docs/gpu.md), with
+ * coded values where they repeat and with plain ones: rows "ours, coded SELL-32" and "ours,
+ * SELL-32", each also with the launch the upload did not keep (a barrier every 32 entries or
+ * none). cisolve uses that layout for a matrix of 262144 rows or more (spmv/hyb_cuda.cu,
+ * sell_layout): which of the rows is cisolve's product depends on the matrix.
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed and with x and y rotated among 4 buffers. The flush is a memset of
