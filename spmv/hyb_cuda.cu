@@ -750,7 +750,6 @@ cleanup:
  * hybrid layout (Reference region in column tiles), and H2O/6-31G FCI with coded values in 2.93
  * ms against 3.05, four vectors in 1.52 ms a vector against 1.90 (docs/BENCHMARKS.md). */
 #define CIS_SELL_AUTO_ROWS 262144
-#define CIS_SELL_AUTO_CODED 1
 #define CIS_SELL_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
 #define CIS_SELL_NOT_AUTO                                                             \
   (CIS_HYB_CUDA_INDEX32 | CIS_HYB_CUDA_CODED | CIS_HYB_CUDA_ROW_ORDER | CIS_HYB_CUDA_TILED | \
@@ -799,7 +798,6 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
   p->slots = p->cslots = 0;
   if ((flags & CIS_SELL_NEVER) || h->n == 0) return 0;
   if (!force && ((flags & CIS_SELL_NOT_AUTO) || h->n < CIS_SELL_AUTO_ROWS)) return 0;
-  if (!force && d->dict && !CIS_SELL_AUTO_CODED) return 0;
   for (int64_t b = 0; b < h->nblocks; b++) {
     if (!resident[b]) return 0;
     nnz += d->cen->bnnz[b];
@@ -1190,9 +1188,6 @@ static cis_tiled_view tiled_view(const cis_hyb_cuda *d) {
   return v;
 }
 
-/* SELL-32 from the hybrid upload just made (every block resident, rows in their own order): the
- * slices' offsets and the blocks' longest rows on the host, the entries copied on the device;
- * then the hybrid arrays are freed. */
 /* The SELL-32 kernel for K vectors: with coded values or not, a barrier every CIS_SELL_SYNC
  * entries (launch 0) or none (launch 1). */
 template <int K>
