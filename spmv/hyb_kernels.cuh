@@ -137,14 +137,16 @@ __device__ __forceinline__ void cis_csr_row(const cis_csr_view<CE> &m, int64_t p
   }
 }
 
-/* The table is read through L1 (__ldg). Held in shared memory instead it was no faster on
- * H2O/6-31G FCI when every block loaded it (the gathers of x, not of the table, bound the
- * kernel), and 5-50% slower with resident blocks striding over the rows (docs/BENCHMARKS.md). */
+/* A coded entry's value: the table's magnitude v with the code's sign bit. */
 __device__ __forceinline__ double cis_apply_sign(double v, unsigned code) {
   unsigned long long b = __double_as_longlong(v);
   return __longlong_as_double(b | ((unsigned long long)(code >> 15) << 63));
 }
 
+/* The table is read through L1 (__ldg). Held in shared memory instead it was no faster for the
+ * hybrid kernel on H2O/6-31G FCI when every block loaded it (the gathers of x, not of the table,
+ * bound the kernel), and 5-50% slower with resident blocks striding over the rows
+ * (docs/BENCHMARKS.md); the SELL-32 kernel reads it from shared memory for one vector. */
 __device__ __forceinline__ double cis_decode(const double *__restrict__ table, unsigned code) {
   return cis_apply_sign(__ldg(table + (code & 0x7FFFu)), code);
 }
@@ -373,11 +375,7 @@ struct cis_sell_view {
  * vector). So the kernel is built with a barrier every 32 entries and with none, and the upload
  * keeps the faster (docs/BENCHMARKS.md). */
 #define CIS_SELL_SYNC 32
-template <int K>
-struct cis_sell_cfg {
-  static constexpr int U = 4;
-  static constexpr int MINB = 1;
-};
+#define CIS_SELL_STEP 4
 
 /* A row's entries of one SELL-32 part, `len` of the block's `steps` (its longest row), U a step
  * with a barrier every SYNC (0: none): columns at col[32 t], values (V: double, or a 16-bit code) at
@@ -406,10 +404,10 @@ __device__ __forceinline__ void cis_sell_part(const int32_t *col, const V *val, 
 /* SYNC: a barrier every SYNC entries, or none (0); the upload times both (hyb_cuda.cu,
  * tune_launch). */
 template <int K, bool CODED, int SYNC>
-__global__ void __launch_bounds__(CIS_SELL_BLOCK, cis_sell_cfg<K>::MINB)
+__global__ void __launch_bounds__(CIS_SELL_BLOCK, 1)
     cis_sell_kernel(cis_sell_view s, const double *__restrict__ xt, double *__restrict__ Y,
                     int64_t ldy) {
-  constexpr int U = cis_sell_cfg<K>::U;
+  constexpr int U = CIS_SELL_STEP;
   const int64_t row = (int64_t)blockIdx.x * CIS_SELL_BLOCK + threadIdx.x;
   const bool active = row < s.nrows;
   double acc[K];
