@@ -4,7 +4,7 @@
  *
  * usage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] [--exp-nnz E] [--seed S]
  *                   [--fcidump FILE [--level L] [--ref-size N] [--stream 1] [--order rcm]]
- *                   [--chunks E] [--split 1] [--reps N] [--clean-flush 0|1] [--commit HASH] [--md FILE]
+ *                   [--chunks E] [--reps N] [--clean-flush 0|1] [--commit HASH] [--md FILE]
  * Defaults: the paper's matrix (32,768 rows, Reference region 3,276 columns with 655 nonzeros
  * per row, ~1% density elsewhere = 295 per row). With --fcidump: the Hamiltonian that cisolve
  * builds (cis_space_build + cis_hmat_build_ci, every Expansion block cached) of the FCI space
@@ -18,8 +18,6 @@
  * --chunks E (matrices of up to 65,536 rows) also times another layout, an experiment: the whole
  * matrix as one CSR with 16-bit columns, read in fixed chunks of 32 x E entries, one warp each,
  * across row boundaries, with plain and with coded values (chunk_kernel, chunk_coded_kernel).
- * --split 1 (a matrix of up to 8 x 16,384 columns) times another, an experiment: the columns
- * split over the blocks of a thread-block cluster, with coded values (bench/split.cuh).
  * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
  * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
  * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
@@ -32,7 +30,10 @@
  * coded values where they repeat and with plain ones: rows "ours, coded SELL-32" and "ours,
  * SELL-32", each also with the launch the upload did not keep (a barrier every 32 entries or
  * none). cisolve uses that layout for a matrix of 262144 rows or more (spmv/hyb_cuda.cu,
- * sell_layout): which of the rows is cisolve's product depends on the matrix.
+ * sell_layout). Last, a matrix of up to 131,072 rows is split over thread-block clusters
+ * (CIS_HYB_CUDA_SPLIT, spmv/split.h): rows "ours, split over clusters of P", a single-vector
+ * product that cisolve does not use (its host build takes longer than it saves over a solve;
+ * docs/gpu.md). Which of the other rows is cisolve's product depends on the matrix.
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed and with x and y rotated among 4 buffers. The flush is a memset of
@@ -71,7 +72,6 @@ extern "C" {
 }
 #include "kernels/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
-#include "bench/split.cuh"
 
 #define NROT 4
 
@@ -106,7 +106,6 @@ typedef struct {
   int order;           /* 1: Expansion rows renumbered by reverse Cuthill-McKee (--order rcm) */
   int stream;          /* CI matrices: also time streamed products (--stream 1) */
   int chunks;          /* experiment: CSR in fixed chunks of 32 x E entries (--chunks 2|4|8) */
-  int split;           /* experiment: columns split over a cluster's blocks (--split 1) */
   int clean_flush;     /* 1 (default): L2 left holding clean lines before each timing; 0: dirty */
 } bench_args;
 
@@ -115,7 +114,7 @@ static void usage_exit(const char *why) {
           "spmv_bench: %s\nusage: spmv_bench [--rows N] [--ref-cols B] [--ref-nnz R] "
           "[--exp-nnz E] [--seed S] [--fcidump FILE [--level L] [--ref-size N] [--stream 1] "
           "[--order rcm]] "
-          "[--chunks 2|4|8] [--split 1] [--reps N] [--clean-flush 0|1] "
+          "[--chunks 2|4|8] [--reps N] [--clean-flush 0|1] "
           "[--commit HASH] [--md FILE]\n",
           why);
   exit(1);
@@ -172,7 +171,6 @@ static void parse(int argc, char **argv, bench_args *a) {
       a->chunks = (int)x;
     }
     else if (strcmp(o, "--clean-flush") == 0) a->clean_flush = (int)x;
-    else if (strcmp(o, "--split") == 0) a->split = (int)x;
     else usage_exit("unknown option");
   }
   if (a->reps < 3) usage_exit("--reps must be at least 3");
@@ -295,6 +293,7 @@ typedef struct {
   int64_t coded_nnz;
   int dict_size;
   char tuned[640]; /* the launches chosen at upload (cis_hyb_cuda_info.tune_ms) */
+  char split_note[200]; /* the split over clusters at upload, against the hybrid kernel */
 } formats;
 
 /* Append to f->tuned the launch an upload chose and the times of the others. */
@@ -945,6 +944,7 @@ static void write_md(const bench_args *a, const char *title, int argc, char **ar
                          : "dirty lines (a memset of twice its size, `--clean-flush 0`)");
   fprintf(out, "Our single-vector launch, as chosen at upload (the fastest of those timed on the "
                "matrix, L2 not flushed): %s.\n\n", f->tuned);
+  if (f->split_note[0]) fprintf(out, "Split over clusters: %s.\n\n", f->split_note);
   print_table(out, rows, copy_gbs, best_sp);
   fprintf(out, "\n");
   fclose(out);
@@ -1240,6 +1240,42 @@ int main(int argc, char **argv) {
       }
       cis_hyb_cuda_destroy(&ds);
     }
+    /* The matrix split over thread-block clusters for one vector (docs/gpu.md, spmv/split.h),
+     * which cisolve does not build: its host build takes longer than it saves over a solve */
+    cis_hyb_cuda *dp = NULL;
+    cis_hyb_cuda_info ip;
+    die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_SPLIT, t.s, &dp));
+    cis_hyb_cuda_get_info(dp, &ip);
+    if (ip.split_parts) {
+      char nm[96], fmt[64];
+      const double sb = (double)ip.split_bytes + xy;
+      snprintf(fmt, sizeof fmt, "split, 14-bit columns, %s",
+               ip.split_dict_size ? "coded values" : "8-byte values");
+      printf("split upload: %d clusters of %d blocks, %d magnitudes, %lld of %lld entries "
+             "escaped, %.1f MB, built in %.2f s; %.4f ms at upload against %.4f for the hybrid "
+             "kernel\n", ip.split_groups, ip.split_parts, ip.split_dict_size,
+             (long long)ip.split_escaped, (long long)(h.ell.nnz + h.nnz_exp),
+             (double)ip.split_bytes / 1e6, ip.split_seconds, ip.split_ms,
+             ip.tune_ms[ip.tune_kept]);
+      auto split_row = [&](const char *what, bool dirty) {
+        auto f1 = [&](int r) { die_on(cis_hyb_cuda_apply(dp, 1, dx[r % NROT], dy[r % NROT])); };
+        double t1 = dirty ? median_dirty(f1) : median_ms(&t, a.reps, f1);
+        die_on(cis_hyb_cuda_apply(dp, 1, dx[0], dy[0]));
+        snprintf(nm, sizeof nm, "ours, split over clusters of %d%s", ip.split_parts, what);
+        add(nm, fmt, sb, 1, t1, device_rel_err(dy[0], yref.data(), n));
+      };
+      split_row("", false);
+      split_row(", timed again (spread)", false);
+      if (t.clean) split_row(", L2 left dirty by the flush", true);
+      time_read(sb, "reading the split upload's bytes alone");
+      snprintf(f.split_note, sizeof f.split_note,
+               "the split over %d clusters of %d blocks took %.4f ms at upload against %.4f for "
+               "the hybrid kernel; cisolve does not build it (docs/gpu.md)",
+               ip.split_groups, ip.split_parts, ip.split_ms, ip.tune_ms[ip.tune_kept]);
+    } else {
+      printf("split upload: not possible here\n");
+    }
+    cis_hyb_cuda_destroy(&dp);
   }
   {
     /* the Reference region's other layout: in column tiles when the upload kept one sliced
@@ -1364,109 +1400,6 @@ int main(int argc, char **argv) {
     CK(cudaFree(dcr));
   } else if (a.chunks) {
     printf("--chunks: not timed, the matrix has more than 65,536 rows\n");
-  }
-  if (a.split && !sp.m.rp64 && !sp.m.col64) {
-    /* the experiment of --split: clusters of 2, 4 and 8 blocks, one block per multiprocessor */
-    const int64_t nnz = sp.m.nnz;
-    std::vector<int32_t> rp32((size_t)n + 1), hc((size_t)nnz);
-    std::vector<int64_t> rp64((size_t)n + 1);
-    std::vector<double> hv((size_t)nnz);
-    CK(cudaMemcpy(rp32.data(), sp.m.rowptr, rp32.size() * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hc.data(), sp.m.col, (size_t)nnz * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hv.data(), sp.m.val, (size_t)nnz * 8, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < rp32.size(); i++) rp64[i] = rp32[i];
-    cis_vdict dict;
-    memset(&dict, 0, sizeof dict);
-    die_on(cis_vdict_build(&h, (int64_t)1 << 22, 4096, &dict));
-    void (*skern[7])(split_view, const double *, double *) = {
-        split_kernel<0>, split_kernel<1>, split_kernel<2>, split_kernel<3>,
-        split_kernel<4>, split_kernel<5>, split_kernel<6>};
-    for (int k = 0; k < 7; k++)
-      CK(cudaFuncSetAttribute(skern[k], cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
-    for (int P : {2, 3, 4, 8}) {
-      if (a.split > 1 && P != a.split) continue; /* --split P: that cluster size alone */
-      split_host sh;
-      int G = prop.multiProcessorCount / P, ncl = 0;
-      cudaLaunchConfig_t cfg = {};
-      cudaLaunchAttribute at;
-      at.id = cudaLaunchAttributeClusterDimension;
-      at.val.clusterDim.x = (unsigned)P;
-      at.val.clusterDim.y = 1;
-      at.val.clusterDim.z = 1;
-      cfg.gridDim = dim3((unsigned)(G * P));
-      cfg.blockDim = dim3(SPLIT_T);
-      cfg.dynamicSmemBytes = 200 * 1024;
-      cfg.stream = t.s;
-      cfg.attrs = &at;
-      cfg.numAttrs = 1;
-      CK(cudaOccupancyMaxActiveClusters(&ncl, skern[0], &cfg));
-      G = std::min(G, ncl); /* one wave */
-      cfg.gridDim = dim3((unsigned)(G * P));
-      double tb = cis_wtime();
-      if (!split_build(n, rp64.data(), hc.data(), hv.data(), &dict, P, G, &sh)) {
-        printf("--split: clusters of %d do not fit the matrix\n", P);
-        continue;
-      }
-      tb = cis_wtime() - tb;
-      cfg.dynamicSmemBytes = (size_t)(sh.xw + sh.ntab1 + sh.maxrows + sh.maxesc) * 8;
-      printf("--split %d: %d clusters (%d resident), parts of up to %d columns, %zu MB of words, "
-             "%zu escaped, %lld dummy and %lld padding entries, built in %.2f s\n", P, G, ncl,
-             sh.xw, sh.w.size() * 4 / 1000000, sh.esc.size(), (long long)sh.dummies,
-             (long long)sh.padding, tb);
-      split_view v;
-      memset(&v, 0, sizeof v);
-      void *buf[4];
-      auto up = [&](const void *src, size_t bytes, int i) {
-        CK(cudaMalloc(&buf[i], bytes + 16));
-        CK(cudaMemcpy(buf[i], src, bytes, cudaMemcpyHostToDevice));
-        return buf[i];
-      };
-      v.first = (const uint32_t *)up(sh.first.data(), sh.first.size() * 4, 0);
-      v.w = (const uint4 *)up(sh.w.data(), sh.w.size() * 4, 1);
-      v.esc = (const double *)up(sh.esc.data(), sh.esc.size() * 8, 2);
-      v.table = (const double *)up(sh.table.data(), sh.table.size() * 8, 3);
-      v.ntab1 = sh.ntab1;
-      v.xw = sh.xw;
-      v.maxesc = sh.maxesc;
-      int lmin = INT32_MAX, lmax = 0;
-      for (int b = 0; b < G * P; b++) {
-        split_blk &B = v.b[b];
-        const int g = b / P, hh = b % P;
-        B.base = sh.base[(size_t)b];
-        B.c0 = sh.c0[(size_t)g * (P + 1) + hh];
-        B.cw = sh.c0[(size_t)g * (P + 1) + hh + 1] - B.c0;
-        B.r0 = sh.grow[(size_t)g];
-        B.nr = sh.grow[(size_t)g + 1] - B.r0;
-        B.steps = sh.len[(size_t)b] / 4;
-        B.e0 = sh.eb0[(size_t)b];
-        B.ne = sh.eb0[(size_t)b + 1] - B.e0;
-        lmin = std::min(lmin, sh.len[(size_t)b]);
-        lmax = std::max(lmax, sh.len[(size_t)b]);
-      }
-      printf("--split %d: entries per thread %d to %d\n", P, lmin, lmax);
-      auto launch = [&](int r, int diag = 0) {
-        CK(cudaLaunchKernelEx(&cfg, skern[diag], v, (const double *)dx[r], dy[r]));
-      };
-      ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT); });
-      CK(cudaMemsetAsync(dy[0], 0xff, (size_t)n * 8, t.s)); /* NaN: a row left unwritten shows */
-      launch(0);
-      char nm[64];
-      snprintf(nm, sizeof nm, "split over clusters of %d, coded values", P);
-      const double sb = (double)sh.w.size() * 4 + (double)sh.esc.size() * 8 +
-                        (double)sh.first.size() * 4 + xy;
-      add(nm, "split, 14-bit columns, coded values", sb, 1, ms,
-          device_rel_err(dy[0], yref.data(), n));
-      static const char *dname[7] = {"", "no entries", "no atomics", "no gathers of x",
-                                     "no gathers, no atomics", "blocks return at once",
-                                     "no entries, no copies"};
-      for (int k = 1; k < 7 && getenv("SPLIT_DIAG"); k++) {
-        ms = median_ms(&t, a.reps, [&](int r) { launch(r % NROT, k); });
-        snprintf(nm, sizeof nm, "split over clusters of %d, %s (timing only)", P, dname[k]);
-        add(nm, "split, 14-bit columns, coded values", sb, 1, ms, 0.0);
-      }
-      for (int i = 0; i < 4; i++) CK(cudaFree(buf[i]));
-    }
-    cis_vdict_free(&dict);
   }
   if (bm.one.n) {
     /* the same matrix as one CSR with 16-bit columns: our kernel with no ELL part */

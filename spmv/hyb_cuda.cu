@@ -64,6 +64,13 @@ struct cis_hyb_cuda {
   int32_t *sell_len, *sell_width, *sell_col, *sell_clen, *sell_cwidth, *sell_ccol;
   double *sell_val;
   uint16_t *sell_ccode;
+  /* a small matrix also split over a thread-block cluster, for products of one vector
+   * (split != 0: its clusters' size; spmv/split.h, cis_split_kernel), beside the hybrid upload,
+   * which products of several vectors use */
+  int split, split_groups;
+  size_t split_shared;
+  cis_split_view sv;
+  cis_vdict split_dict; /* its own dictionary where the upload codes no values */
   int64_t *tbase;
   uint32_t *toff;
   uint16_t *tcol;
@@ -811,6 +818,191 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
   return hybrid + sell_bytes(d, p) + h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8 <= d->info.budget;
 }
 
+/* ---- a small matrix split over a cluster -------------------------------------------------
+ * The single-vector product of a small matrix is bound by the latency of its few rows, not by
+ * its bytes: H2O/6-31G CISDT (25,761 rows) took 29.1 us on an H100 in the hybrid layout, where
+ * reading its bytes alone takes 20.5. Split by columns over the blocks of a cluster (spmv/split.h,
+ * cis_split_kernel), with x's part and the values in shared memory and 4 bytes an entry, it took
+ * 20.4 us (docs/BENCHMARKS.md). With CIS_HYB_CUDA_SPLIT the split is built on the host beside
+ * the hybrid upload (which products of several vectors keep using) where every Expansion block
+ * is resident, the matrix has at most CIS_SPLIT_MAXP * CIS_SPLIT_PART rows and
+ * CIS_SPLIT_MAX_NNZ entries, the device launches clusters, the layout fits a block's shared
+ * memory and the budget holds both. Not by default: building it took longer than it saves over
+ * a solve (0.86 s in cisolve's upload of CISDT, where ten products took 0.03 ms each;
+ * docs/gpu.md). Its parts: two more than the fewest of at most CIS_SPLIT_PART columns, at least
+ * 3, at most CIS_SPLIT_MAXP (on CISDT 3 and 4 parts took 20.7 us, 2 took 22.1, 8 took 21.9);
+ * its clusters: as many as are resident at once. */
+#define CIS_SPLIT_MAX_NNZ ((int64_t)1 << 25)
+#define CIS_SPLIT_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_SELL)
+
+static void split_free(cis_hyb_cuda *d) {
+  dev_free(&d->sv.blk);
+  dev_free(&d->sv.first);
+  dev_free(&d->sv.w);
+  dev_free(&d->sv.esc);
+  dev_free(&d->sv.table);
+  cis_vdict_free(&d->split_dict);
+  d->split = 0;
+}
+
+/* The whole matrix as one CSR on the host (ELL part then Expansion part of each row; blocks the
+ * host does not cache regenerated). */
+static cis_err whole_csr(const cis_hyb *h, int64_t nnz, int64_t **prp, int32_t **pcol,
+                         double **pval) {
+  cis_err err = CIS_OK;
+  cis_csr_block scratch;
+  memset(&scratch, 0, sizeof scratch);
+  int64_t *rp = NULL, q = 0;
+  int32_t *col = NULL;
+  double *val = NULL;
+  CIS_TRY(cis_malloc(&rp, (size_t)h->n + 1, sizeof *rp, "split: row offsets"));
+  CIS_TRY(cis_malloc(&col, (size_t)CIS_MAX(nnz, (int64_t)1), sizeof *col, "split: columns"));
+  CIS_TRY(cis_malloc(&val, (size_t)CIS_MAX(nnz, (int64_t)1), sizeof *val, "split: values"));
+  rp[0] = 0;
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = NULL;
+    CIS_TRY(cis_hyb_block_rows(h, b, &scratch, &blk));
+    for (int64_t l = 0; l < blk->nrows; l++) {
+      int64_t r = blk->row0 + l, e0 = cis_ell_row_start(&h->ell, r);
+      int64_t len = h->ell.row_len[r] + blk->rowptr[l + 1] - blk->rowptr[l];
+      if (q + len > nnz)
+        CIS_FAIL(CIS_ERR_INTERNAL, "split: more than the %lld entries counted", (long long)nnz);
+      for (int32_t t = 0; t < h->ell.row_len[r]; t++, q++) {
+        col[q] = h->ell.col[e0 + t];
+        val[q] = h->ell.val[e0 + t];
+      }
+      for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++, q++) {
+        col[q] = blk->col[p];
+        val[q] = blk->val[p];
+      }
+      rp[r + 1] = q;
+    }
+  }
+  *prp = rp;
+  *pcol = col;
+  *pval = val;
+  rp = NULL;
+  col = NULL;
+  val = NULL;
+cleanup:
+  cis_csr_block_free(&scratch);
+  cis_free(&rp);
+  cis_free(&col);
+  cis_free(&val);
+  return err;
+}
+
+template <typename T>
+static cis_err split_put(T **dst, const T *src, int64_t count, const char *what) {
+  CIS_CALL(dev_alloc(dst, (size_t)CIS_MAX(count, (int64_t)1) * sizeof(T), what));
+  if (count) CIS_CUDA(cudaMemcpy(*dst, src, (size_t)count * sizeof(T), cudaMemcpyHostToDevice));
+  return CIS_OK;
+}
+
+/* The launch of a split product: a cluster of d->split blocks per group. */
+static cudaLaunchConfig_t split_config(const cis_hyb_cuda *d, cudaLaunchAttribute *at) {
+  cudaLaunchConfig_t cfg = {};
+  at->id = cudaLaunchAttributeClusterDimension;
+  at->val.clusterDim.x = (unsigned)d->split;
+  at->val.clusterDim.y = 1;
+  at->val.clusterDim.z = 1;
+  cfg.gridDim = dim3((unsigned)(d->split * d->split_groups));
+  cfg.blockDim = dim3(CIS_SPLIT_T);
+  cfg.dynamicSmemBytes = d->split_shared;
+  cfg.stream = d->stream;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+/* Build and upload the split where it can be (after the hybrid upload, every block resident). */
+static cis_err split_create(cis_hyb_cuda *d, int flags) {
+  cis_err err = CIS_OK;
+  const cis_hyb *h = d->h;
+  int64_t *rp = NULL, nnz = h->ell.nnz;
+  int32_t *col = NULL;
+  double *val = NULL;
+  cis_split sp;
+  memset(&sp, 0, sizeof sp);
+  int dev = 0, cluster = 0, fits = 0, groups = 0;
+  if (!(flags & CIS_HYB_CUDA_SPLIT) || (flags & CIS_SPLIT_NEVER) || d->sell || d->nstream ||
+      h->n < 64 || h->n > (int64_t)CIS_SPLIT_MAXP * CIS_SPLIT_PART)
+    return CIS_OK;
+  for (int64_t b = 0; b < h->nblocks; b++) nnz += d->cen->bnnz[b];
+  if (nnz > CIS_SPLIT_MAX_NNZ) return CIS_OK;
+  CIS_CUDA(cudaGetDevice(&dev));
+  CIS_CUDA(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev));
+  if (!cluster) return CIS_OK;
+  const int fewest = (int)((h->n + CIS_SPLIT_PART - 1) / CIS_SPLIT_PART);
+  d->split = CIS_MIN(CIS_SPLIT_MAXP, CIS_MAX(fewest + 2, 3));
+  d->split_shared = CIS_SPLIT_SHARED;
+  CIS_CUDA(cudaFuncSetAttribute(cis_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                CIS_SPLIT_SHARED));
+  {
+    /* clusters resident at once, at the most shared memory a block may take (one block per
+     * multiprocessor): a device or driver that cannot say gets no split */
+    cudaLaunchAttribute at;
+    d->split_groups = 1;
+    cudaLaunchConfig_t cfg = split_config(d, &at);
+    if (cudaOccupancyMaxActiveClusters(&groups, cis_split_kernel, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();
+      groups = 0;
+    }
+  }
+  if (groups < 1) goto cleanup;
+  d->split_groups = groups;
+  {
+    const cis_vdict *dict = d->dict ? d->dict : NULL;
+    if (!dict && d->cen->dict.size) dict = &d->cen->dict;
+    if (!dict) {
+      CIS_TRY(cis_vdict_build(h, CIS_CENSUS_SAMPLE, CIS_CENSUS_DICT, &d->split_dict));
+      dict = &d->split_dict;
+    }
+    CIS_TRY(whole_csr(h, nnz, &rp, &col, &val));
+    CIS_TRY(cis_split_build(h->n, rp, col, val, dict, d->split, groups, &fits, &sp));
+  }
+  if (!fits) goto cleanup;
+  {
+    int64_t bytes = cis_split_bytes(&sp), used = d->info.ell_bytes + d->info.csr_bytes +
+                                                 d->info.paper_bytes +
+                                                 h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
+    if (used + bytes > d->info.budget) goto cleanup;
+    const int nb = sp.parts * sp.groups;
+    CIS_TRY(split_put((cis_split_blk **)&d->sv.blk, sp.blk, nb, "split: blocks"));
+    CIS_TRY(split_put((uint32_t **)&d->sv.first, sp.first, (int64_t)nb * CIS_SPLIT_T,
+                      "split: runs"));
+    CIS_TRY(split_put((uint4 **)&d->sv.w, (const uint4 *)sp.w, sp.nwords / 4, "split: words"));
+    CIS_TRY(split_put((double **)&d->sv.esc, sp.esc, sp.nesc, "split: escaped values"));
+    CIS_TRY(split_put((double **)&d->sv.table, sp.table, sp.ntab1, "split: value table"));
+    d->sv.ntab1 = sp.ntab1;
+    d->sv.xw = sp.xw;
+    d->sv.maxesc = sp.maxesc;
+    d->split_shared = (size_t)cis_split_shared(sp.xw, sp.ntab1, sp.maxesc, sp.maxrows);
+    d->info.split_parts = d->split;
+    d->info.split_groups = d->split_groups;
+    d->info.split_bytes = bytes;
+    d->info.split_dict_size = sp.ntab1 - 1;
+    d->info.split_escaped = sp.nesc;
+  }
+cleanup:
+  if (err != CIS_OK || !d->info.split_parts) {
+    split_free(d);
+    d->info.split_parts = d->info.split_groups = 0;
+  }
+  cis_split_free(&sp);
+  cis_free(&rp);
+  cis_free(&col);
+  cis_free(&val);
+  return err;
+}
+
+static cis_err launch_split(cis_hyb_cuda *d, const double *x, double *y) {
+  cudaLaunchAttribute at;
+  cudaLaunchConfig_t cfg = split_config(d, &at);
+  CIS_CUDA(cudaLaunchKernelEx(&cfg, cis_split_kernel, d->sv, x, y));
+  return CIS_OK;
+}
+
 /* Bytes kept back from the budget for the streaming buffers: two batches of `nscratch` blocks
  * of a quarter more than the mean block, on the device. */
 static int64_t stream_reserve(const cis_hyb *h, int nscratch) {
@@ -945,6 +1137,9 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
     if (d->sell) CIS_TRY(sell_create(d, &plan));
     d->info.csr_seconds = cis_wtime() - t0;
+    t0 = cis_wtime();
+    CIS_TRY(split_create(d, flags));
+    d->info.split_seconds = cis_wtime() - t0;
   }
   {
     /* Vectors per pass: a matrix larger than the L2 cache runs 8 vectors as two passes of 4,
@@ -1032,6 +1227,7 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   dev_free(&d->tcol);
   dev_free(&d->tval);
   hybrid_free(d);
+  split_free(d);
   dev_free(&d->ctable);
   dev_free(&d->sell_ptr);
   dev_free(&d->sell_len);
@@ -1460,6 +1656,20 @@ static cis_err tune_launch(cis_hyb_cuda *d) {
   d->info.tune_candidates = nc;
   d->info.tune_kept = keep;
   set_candidate(d, keep);
+  if (d->split) {
+    /* the split, timed the same way, for the record */
+    double ms_split = HUGE_VAL;
+    for (int rep = 0; rep < 4; rep++) {
+      float ms = 0.f;
+      CIS_CUDA_TRY(cudaEventRecord(ev[0], d->stream));
+      CIS_TRY(launch_split(d, d->xt, d->xt + d->n));
+      CIS_CUDA_TRY(cudaEventRecord(ev[1], d->stream));
+      CIS_CUDA_TRY(cudaEventSynchronize(ev[1]));
+      CIS_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+      if (rep > 0) ms_split = CIS_MIN(ms_split, (double)ms);
+    }
+    d->info.split_ms = ms_split;
+  }
   d->info.tune_seconds = cis_wtime() - t0;
 cleanup:
   d->probe_warps = 0;
@@ -1620,7 +1830,10 @@ static cis_err apply_group(cis_hyb_cuda *d, int k, const double *X, double *Y, i
     CIS_CUDA(cudaGetLastError());
     xt = d->xt;
   }
-  CIS_CALL(launch(d, k, NULL, xt, Y, d->n));
+  if (k == 1 && !multi && d->split)
+    CIS_CALL(launch_split(d, X, Y));
+  else
+    CIS_CALL(launch(d, k, NULL, xt, Y, d->n));
   if (d->timing) CIS_CUDA(cudaEventRecord(d->ev[1], d->stream));
   if (d->nstream) CIS_CALL(apply_streamed(d, k, xt, Y, d->n));
   d->times.passes++;

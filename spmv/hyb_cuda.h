@@ -66,7 +66,12 @@ enum {
   CIS_HYB_CUDA_SELL = 256,     /* the whole matrix as SELL-32, a lane per row, wherever it can be
                                   (plain values, every block resident; tests, benchmarks; by
                                   default only for matrices of 262144 rows or more, docs/gpu.md) */
-  CIS_HYB_CUDA_NO_SELL = 512   /* never as SELL-32 (benchmarks) */
+  CIS_HYB_CUDA_NO_SELL = 512,  /* never as SELL-32 (benchmarks) */
+  CIS_HYB_CUDA_SPLIT = 1024    /* also the matrix split over thread-block clusters, for products
+                                  of one vector, wherever it can be built (a matrix of at most
+                                  131072 rows, every block resident, sm_90; docs/gpu.md); not by
+                                  default: its host build takes longer than it saves over a
+                                  solve */
 };
 
 typedef struct {
@@ -97,6 +102,16 @@ typedef struct {
                               columns (docs/gpu.md; ell_bytes is then 0 and csr_bytes counts the
                               whole matrix); 0: the hybrid layout */
   int64_t sell_slots;      /* SELL-32: entries stored, padding included */
+  int split_parts;         /* products of one vector use the matrix split over clusters of this
+                              many blocks (CIS_HYB_CUDA_SPLIT, spmv/split.h; 0: none), those of
+                              several the hybrid upload beside it */
+  int split_groups;        /* its clusters */
+  int64_t split_bytes;     /* its device bytes (not in ell_bytes or csr_bytes) */
+  int split_dict_size;     /* magnitudes in its value table */
+  int64_t split_escaped;   /* its entries whose value is not in the table */
+  double split_ms;         /* its product's time at upload (0: not built), against
+                              tune_ms[tune_kept] for the hybrid kernel */
+  double split_seconds;    /* host time to build and upload it */
   int subwarp;             /* lanes per row in our kernels */
   int group;               /* vectors per pass of the multi-vector kernel: 4 when the matrix
                               is larger than the L2 cache, else 8 (cis_hyb_cuda_set_group) */

@@ -14,8 +14,14 @@
 #ifndef CIS_HYB_KERNELS_CUH
 #define CIS_HYB_KERNELS_CUH
 
+#include <cooperative_groups.h>
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+
+extern "C" {
+#include "spmv/split.h"
+}
 
 #define CIS_HYB_BLOCK 256
 /* Threads per block of the kernel with a coded part: 64 to 256 consecutive rows per block
@@ -439,6 +445,131 @@ __global__ void __launch_bounds__(CIS_SELL_BLOCK, 1)
 #pragma unroll
     for (int j = 0; j < K; j++) Y[row + (int64_t)j * ldy] = acc[j];
 }
+
+/* A small matrix split by columns over the blocks of a thread-block cluster (spmv/split.h,
+ * docs/gpu.md): block (g, h) of cluster g takes the entries of group g's rows whose columns lie
+ * in part h, with that part of x, the value table and its escaped values copied into shared
+ * memory (asynchronously, all at once), and goes through its stream of 4-byte words, each
+ * thread its run of the stream. A row ends in one thread's run, which stores the row's sum
+ * into the block's row sums in shared memory, and after a barrier adds the sums of the runs it
+ * went through before, in their order. The cluster then
+ * adds its blocks' row sums through distributed shared memory and writes y once. No row
+ * offsets are read, every thread of a block has the same work, and the gathers of x and of the
+ * values are from shared memory. On an H100, H2O/6-31G CISDT took 20.7 us against 28.3 for our
+ * hybrid kernel and 31.9 for cuSPARSE's CSR ALG1 (docs/BENCHMARKS.md). Needs sm_90 (clusters);
+ * one vector. */
+struct cis_split_view {
+  const cis_split_blk *blk;
+  const uint32_t *first;
+  const uint4 *w;
+  const double *esc;
+  const double *table;
+  int ntab1, xw, maxesc; /* shared memory: xw doubles of x, the table, the block's escaped
+                          * values (maxesc at most), then its row sums (cis_split_shared) */
+};
+
+/* One 16-byte step of a thread's run: the shared-memory gathers of its 4 words first (x, and
+ * the value from the table or the escaped ones), then the sums row by row. (Word by word, a
+ * row's store kept the next word's gathers behind it: they might alias.) */
+__device__ __forceinline__ void cis_split_step(const uint4 &q, const double *xs,
+                                               const double *tab, const double *&ep,
+                                               double &acc, int &row, double *yp) {
+  const unsigned wd[4] = {q.x, q.y, q.z, q.w};
+  double xv[4], vv[4];
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+    const unsigned c = wd[k] >> 16, idx = c & 0x7FFFu;
+    /* one shared load for either kind of value (an escaped one has no sign bit in its code) */
+    const bool e = idx == CIS_SPLIT_ESC;
+    vv[k] = cis_apply_sign(*(e ? ep : tab + idx), c);
+    ep += e;
+    xv[k] = xs[wd[k] & 0x3FFFu];
+  }
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+    acc = fma(vv[k], xv[k], acc);
+    if (wd[k] & CIS_SPLIT_END) { /* the one thread where the row ends: a plain store */
+      yp[row] = acc;
+      acc = 0.0;
+      row++;
+    }
+  }
+}
+
+/* 16-byte words a thread loads a step ahead of their use: 2 (8 entries) */
+#define CIS_SPLIT_U 2
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+/* clusters need sm_90: built empty below it (the upload never launches it there) */
+__global__ void __launch_bounds__(CIS_SPLIT_T, 1)
+    cis_split_kernel(cis_split_view, const double *__restrict__, double *__restrict__) {}
+#else
+__global__ void __launch_bounds__(CIS_SPLIT_T, 1)
+    cis_split_kernel(cis_split_view v, const double *__restrict__ x, double *__restrict__ y) {
+  namespace cg = cooperative_groups;
+  extern __shared__ double cis_split_sh[];
+  cg::cluster_group cl = cg::this_cluster();
+  const int h = (int)cl.block_rank(), P = (int)cl.num_blocks();
+  const int t = threadIdx.x;
+  const cis_split_blk B = v.blk[blockIdx.x];
+  double *xs = cis_split_sh, *tab = xs + v.xw, *es = tab + v.ntab1;
+  double *yp = cis_split_sh + cis_split_front(v.xw, v.ntab1, v.maxesc);
+  const uint4 *wp = v.w + B.base + t;
+  uint4 q[CIS_SPLIT_U];
+#pragma unroll
+  for (int u = 0; u < CIS_SPLIT_U; u++)
+    q[u] = u < B.steps ? __ldcs(wp + (int64_t)u * CIS_SPLIT_T) : make_uint4(0, 0, 0, 0);
+  const uint32_t first = __ldcs(v.first + (int64_t)blockIdx.x * CIS_SPLIT_T + t);
+  for (int i = t; i < B.cw; i += CIS_SPLIT_T) __pipeline_memcpy_async(xs + i, x + B.c0 + i, 8);
+  for (int i = t; i < v.ntab1; i += CIS_SPLIT_T) __pipeline_memcpy_async(tab + i, v.table + i, 8);
+  for (int i = t; i < B.ne; i += CIS_SPLIT_T) __pipeline_memcpy_async(es + i, v.esc + B.e0 + i, 8);
+  __pipeline_commit();
+  int row = (int)(first & 0xFFFFu);
+  const double *ep = es + (first >> 16);
+  double acc = 0.0;
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  for (int s = 0; s < B.steps; s += CIS_SPLIT_U) {
+    uint4 nq[CIS_SPLIT_U];
+#pragma unroll
+    for (int u = 0; u < CIS_SPLIT_U; u++)
+      nq[u] = s + CIS_SPLIT_U + u < B.steps
+                  ? __ldcs(wp + (int64_t)(s + CIS_SPLIT_U + u) * CIS_SPLIT_T)
+                  : q[u];
+#pragma unroll
+    for (int u = 0; u < CIS_SPLIT_U; u++)
+      if (s + u < B.steps) cis_split_step(q[u], xs, tab, ep, acc, row, yp);
+#pragma unroll
+    for (int u = 0; u < CIS_SPLIT_U; u++) q[u] = nq[u];
+  }
+  /* The row each run stopped in, unfinished, is finished by the thread where it ends, which
+   * adds the runs' sums in a fixed order (deterministic, unlike atomic adds): in the shared
+   * memory of x, the table and the escaped values, done with after the barrier. */
+  __syncthreads();
+  double *carry = cis_split_sh;
+  int *carry_row = reinterpret_cast<int *>(carry + CIS_SPLIT_T);
+  carry[t] = acc;
+  carry_row[t] = row < B.nr ? row : -1;
+  __syncthreads();
+  const int first_row = (int)(first & 0xFFFFu);
+  if (row > first_row && t > 0 && carry_row[t - 1] == first_row) {
+    double sum = 0.0;
+    for (int u = t - 1; u >= 0 && carry_row[u] == first_row; u--) sum += carry[u];
+    yp[first_row] += sum;
+  }
+  cl.sync();
+  for (int l = h + P * t; l < B.nr; l += P * CIS_SPLIT_T) {
+    double part[CIS_SPLIT_MAXP];
+#pragma unroll
+    for (int r = 0; r < CIS_SPLIT_MAXP; r++) part[r] = r < P ? cl.map_shared_rank(yp, r)[l] : 0.0;
+    double sum = 0.0;
+#pragma unroll
+    for (int r = 0; r < CIS_SPLIT_MAXP; r++) sum += part[r];
+    y[B.r0 + l] = sum;
+  }
+  cl.sync(); /* the others' row sums are read before any block leaves */
+}
+#endif
 
 /* The SELL-32 copy of row r's entries, its ELL part then its resident Expansion part, both in
  * the row's own order (an upload without lane order), and its coded part into the coded SELL-32

@@ -7,8 +7,9 @@
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
  * columns), the Reference region as one ELL block and in column tiles (by default where it is
- * wide and dense enough, forced elsewhere), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and
- * values coded through a dictionary where they repeat (plain where they do not). The
+ * wide and dense enough, forced elsewhere), SELL-32 and the split over a thread-block cluster
+ * (forced), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11,
+ * and values coded through a dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
  * Exit 77 (skipped) when no CUDA device is usable.
@@ -412,6 +413,57 @@ static void check_sell(const test_case *tc, cis_hyb *h, const double *dX, double
   cis_hyb_cuda_destroy(&d);
 }
 
+/* The matrix split over a thread-block cluster for products of one vector (spmv/split.h,
+ * spmv/hyb_cuda.cu split_create), asked for: built wherever the device launches clusters and
+ * the matrix fits, which the cases of 64 to 10,000 rows must; products for every k against the
+ * CPU (k = 1 on the split, the others on the hybrid upload beside it), and k = 1 twice, bit for
+ * bit. Not built by the default upload. */
+static void check_split(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                        double *const *Yref, double *Y) {
+  int dev = 0, cluster = 0;
+  cuda_ok(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_ok(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev), "cluster launch");
+  cis_hyb_cuda *d = NULL;
+  cis_hyb_cuda_info info;
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_SPLIT, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  int must = cluster && tc->n >= 64 && tc->n <= 10000;
+  int ok = info.split_parts ? cluster && tc->n <= 131072 && info.split_parts >= 3 &&
+                                  info.split_groups >= 1
+                            : !must;
+  printf("%-4s %s: upload with the split: %d clusters of %d blocks (%d magnitudes, %lld entries "
+         "escaped), %.4f ms at upload against %.4f for the hybrid kernel%s\n",
+         ok ? "ok" : "FAIL", tc->label, info.split_groups, info.split_parts, info.split_dict_size,
+         (long long)info.split_escaped, info.split_ms, info.tune_ms[info.tune_kept],
+         info.split_parts ? "" : must ? " (not built, expected)" : " (not built)");
+  if (!ok) g_fail++;
+  if (info.split_parts) {
+    check_ours(tc, d, ", split upload", dX, dY, Yref, Y);
+    double *again = (double *)malloc((size_t)tc->n * sizeof(double));
+    if (!again) {
+      fprintf(stderr, "test_gpu: out of host memory\n");
+      exit(1);
+    }
+    check_product(tc->label, "ours, split upload", cis_hyb_cuda_apply, d, tc->n, 1, dX, dY,
+                  Yref[0], Y);
+    memcpy(again, Y, (size_t)tc->n * sizeof(double));
+    check_product(tc->label, "ours, split upload, again", cis_hyb_cuda_apply, d, tc->n, 1, dX,
+                  dY, Yref[0], Y);
+    ok = memcmp(again, Y, (size_t)tc->n * sizeof(double)) == 0;
+    printf("%-4s %s: two split products bit for bit the same\n", ok ? "ok" : "FAIL", tc->label);
+    if (!ok) g_fail++;
+    free(again);
+  }
+  cis_hyb_cuda_destroy(&d);
+  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  ok = info.split_parts == 0;
+  printf("%-4s %s: default upload: no split (%d blocks a cluster)\n", ok ? "ok" : "FAIL",
+         tc->label, info.split_parts);
+  if (!ok) g_fail++;
+  cis_hyb_cuda_destroy(&d);
+}
+
 /* Coded values (forced: the default keeps matrices this small plain): coded where they repeat
  * (tc->distinct), plain where they do not. */
 static void check_coded(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
@@ -613,6 +665,7 @@ static void run_case(const test_case *tc) {
   check_coded(tc, &h, dX, dY, Yref, Y);
   check_tiling(tc, &h, dX, dY, Yref, Y);
   check_sell(tc, &h, dX, dY, Yref, Y);
+  check_split(tc, &h, dX, dY, Yref, Y);
   double *Ycached[2] = {upload_product(tc, &h, 0, ks[1], dX, dY),
                         tc->distinct > 0 ? upload_product(tc, &h, CIS_HYB_CUDA_CODED, ks[1], dX, dY)
                                          : NULL};
