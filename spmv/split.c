@@ -20,20 +20,9 @@ int64_t cis_split_bytes(const cis_split *s) {
          blocks * (CIS_SPLIT_T * 4 + (int64_t)sizeof(cis_split_blk));
 }
 
-/* The first i in [0, n] with a[i] >= v (a: n + 1 ascending values). */
-static int64_t lower_i64(const int64_t *a, int64_t n, int64_t v) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-static int64_t lower_dbl(const double *a, int64_t n, double v) {
+/* The first i in [0, n] with a[i] >= v (a: n + 1 ascending values; counts of entries, exact
+ * in a double up to 2^53). */
+static int64_t lower_bound(const double *a, int64_t n, double v) {
   int64_t lo = 0, hi = n;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -49,7 +38,7 @@ static int64_t lower_dbl(const double *a, int64_t n, double v) {
  * largest part to the mean (excess), the largest part of all (*worst) and the widest (*xw).
  * cum: n + 1 scratch. */
 static void part_cuts(int64_t n, const int64_t *rp, const int32_t *col, int P, int G,
-                      const int32_t *grow, int64_t *cum, int32_t *c0all, double *excess,
+                      const int32_t *grow, double *cum, int32_t *c0all, double *excess,
                       int64_t *worst, int *xw) {
   *worst = 0;
   *xw = 0;
@@ -65,16 +54,16 @@ static void part_cuts(int64_t n, const int64_t *rp, const int32_t *col, int P, i
       if (h < P) {
         /* the entries left shared evenly among the parts left, each part at least one column
          * and at most CIS_SPLIT_PART, the parts left able to hold the columns left */
-        int64_t done = cum[c0[h - 1]];
-        int64_t c = lower_i64(cum, n, done + (cum[n] - done) / (P - h + 1));
+        double done = cum[c0[h - 1]];
+        int64_t c = lower_bound(cum, n, done + (cum[n] - done) / (P - h + 1));
         c = CIS_MAX(c, CIS_MAX((int64_t)c0[h - 1] + 1, n - (int64_t)(P - h) * CIS_SPLIT_PART));
         c = CIS_MIN(c, (int64_t)c0[h - 1] + CIS_SPLIT_PART);
         c0[h] = (int32_t)CIS_MIN(c, n);
       }
-      most = CIS_MAX(most, cum[c0[h]] - cum[c0[h - 1]]);
+      most = CIS_MAX(most, (int64_t)(cum[c0[h]] - cum[c0[h - 1]]));
       *xw = CIS_MAX(*xw, c0[h] - c0[h - 1]);
     }
-    excess[g] = cum[n] ? (double)P * (double)most / (double)cum[n] : 1.0;
+    excess[g] = cum[n] > 0 ? (double)P * (double)most / cum[n] : 1.0;
     *worst = CIS_MAX(*worst, most);
   }
 }
@@ -128,8 +117,8 @@ cis_err cis_split_build(int64_t n, const int64_t *rp, const int32_t *col, const 
                         const cis_vdict *d, int parts, int groups, int *fits, cis_split *out) {
   cis_err err = CIS_OK;
   const int P = parts, G = groups, B = parts * groups;
-  double *wcum = NULL, *excess = NULL;
-  int64_t *cum = NULL, *count = NULL, *ecount = NULL, best = INT64_MAX;
+  double *wcum = NULL, *excess = NULL, *cum = NULL;
+  int64_t *count = NULL, *ecount = NULL, best = INT64_MAX;
   int32_t *grow = NULL, *c0all = NULL, *bgrow = NULL, *bc0 = NULL;
   int bxw = 0;
   memset(out, 0, sizeof *out);
@@ -150,7 +139,7 @@ cis_err cis_split_build(int64_t n, const int64_t *rp, const int32_t *col, const 
     int xw = 0;
     grow[0] = 0;
     grow[G] = (int32_t)n;
-    for (int g = 1; g < G; g++) grow[g] = (int32_t)lower_dbl(wcum, n, wcum[n] * g / G);
+    for (int g = 1; g < G; g++) grow[g] = (int32_t)lower_bound(wcum, n, wcum[n] * g / G);
     part_cuts(n, rp, col, P, G, grow, cum, c0all, excess, &worst, &xw);
     if (worst < best) {
       best = worst;

@@ -1,102 +1,33 @@
 /* The split of a matrix over thread-block clusters (spmv/split.h), checked on the host: the
  * layout of cis_split_build is walked as cis_split_kernel (spmv/hyb_kernels.cuh) walks it, word
  * by word, each thread its run, the unfinished rows finished in the kernel's order, and the
- * product compared with a plain CSR product on seeded random matrices: empty rows, rows longer
- * than a thread's run, values from a dictionary with some escaped, no dictionary (every value
- * escaped), more clusters than rows (empty groups), 2 to 8 parts. Also each block's words: a
- * column inside its part, one row end per row of its group, its escaped values used up; and
- * the matrices it must refuse. The device runs the same layout in tests/gpu/test_gpu.cu. */
+ * product compared with a plain CSR product on seeded random matrices (tests/tools/random_csr.h):
+ * empty rows, rows longer than a thread's run, values from a dictionary with some escaped, no
+ * dictionary (every value escaped), more clusters than rows (empty groups), 2 to 8 parts. Also
+ * each block's words: a column inside its part, one row end per row of its group, its escaped
+ * values used up; and the matrices it must refuse. The device runs the same layout in
+ * tests/gpu/test_gpu.cu. */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "spmv/split.h"
 #include "spmv/valdict.h"
-
-static int g_fail = 0;
-
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t next_u64(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
-static double urand(void) { return (double)(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
-
-typedef struct {
-  int64_t n, *rp;
-  int32_t *col;
-  double *val;
-} csr;
-
-static int cmp_i32(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Rows of up to 2 avg entries (every 7th empty, every 29th `dense`), columns uniform; four in
- * five values one of the `ndist` magnitudes mag[] with a random sign, the others random. */
-static void make_csr(int64_t n, int avg, int dense, const double *mag, int ndist, csr *m) {
-  int64_t cap = 0;
-  for (int64_t i = 0; i < n; i++) cap += i % 29 == 5 ? dense : 2 * avg + 1;
-  m->n = n;
-  m->rp = calloc((size_t)n + 1, sizeof *m->rp);
-  m->col = malloc((size_t)cap * sizeof *m->col + 8);
-  m->val = malloc((size_t)cap * sizeof *m->val + 8);
-  if (!m->rp || !m->col || !m->val) {
-    fprintf(stderr, "test_split: out of memory\n");
-    exit(1);
-  }
-  int64_t q = 0;
-  for (int64_t i = 0; i < n; i++) {
-    int len = i % 7 == 3 ? 0 : i % 29 == 5 ? dense : (int)(next_u64() % (uint64_t)(2 * avg + 1));
-    if (len > n) len = (int)n;
-    int32_t *c = m->col + q;
-    for (int t = 0; t < len; t++) c[t] = (int32_t)(next_u64() % (uint64_t)n);
-    qsort(c, (size_t)len, sizeof *c, cmp_i32);
-    int u = 0;
-    for (int t = 0; t < len; t++)
-      if (u == 0 || c[t] != c[u - 1]) c[u++] = c[t];
-    for (int t = 0; t < u; t++) {
-      double v = 2.0 * urand() - 1.0;
-      if (ndist && next_u64() % 5 != 0) {
-        double a = mag[next_u64() % (uint64_t)ndist];
-        v = next_u64() % 2 ? a : -a;
-      }
-      m->val[q + t] = v;
-    }
-    q += u;
-    m->rp[i + 1] = q;
-  }
-}
-
-static void csr_free(csr *m) {
-  free(m->rp);
-  free(m->col);
-  free(m->val);
-}
-
-static void fail(const char *what) {
-  printf("FAIL %s\n", what);
-  g_fail++;
-}
+#include "tests/tools/expect.h"
+#include "tests/tools/random_csr.h"
 
 /* y = A x through the layout, as the kernel computes it; 0 when every word is well formed. */
-static int split_apply(const cis_split *s, int64_t n, const double *x, double *y) {
+static int split_apply(const cis_split *s, const double *x, double *y) {
   const int P = s->parts, T = CIS_SPLIT_T;
   double *part = malloc((size_t)P * 65536 * sizeof *part), carry[CIS_SPLIT_T];
-  int carry_row[CIS_SPLIT_T], bad = 0;
+  int carry_row[CIS_SPLIT_T], first_row[CIS_SPLIT_T], last_row[CIS_SPLIT_T], bad = 0;
   if (!part) return 1;
-  for (int64_t i = 0; i < n; i++) y[i] = NAN;
   for (int g = 0; g < s->groups; g++) {
     const int nr = s->blk[g * P].nr, r0 = s->blk[g * P].r0;
     for (int h = 0; h < P; h++) {
       const cis_split_blk *k = &s->blk[g * P + h];
       double *yp = part + (size_t)h * 65536;
-      int ends = 0, used = 0, first_row[CIS_SPLIT_T], last_row[CIS_SPLIT_T];
+      int ends = 0, used = 0;
       if (k->nr != nr || k->r0 != r0) bad = 1;
       for (int l = 0; l < nr; l++) yp[l] = NAN; /* every row must be stored */
       for (int t = 0; t < T; t++) {
@@ -149,45 +80,40 @@ static int split_apply(const cis_split *s, int64_t n, const double *x, double *y
 }
 
 static void check(const char *label, const csr *m, const cis_vdict *d, int P, int G) {
-  char what[160];
   cis_split s;
   int fits = 0;
-  snprintf(what, sizeof what, "%s: %d clusters of %d blocks", label, G, P);
-  if (cis_split_build(m->n, m->rp, m->col, m->val, d, P, G, &fits, &s) != CIS_OK) {
-    printf("FAIL %s: %s\n", what, cis_error_message());
-    g_fail++;
-    return;
-  }
-  if (!fits) {
-    fail(what);
-    return;
-  }
-  double *x = calloc((size_t)m->n, sizeof *x), *y = malloc((size_t)m->n * sizeof *y);
-  double *r = malloc((size_t)m->n * sizeof *r);
+  cis_err e = cis_split_build(m->n, m->rowptr, m->col, m->val, d, P, G, &fits, &s);
+  EXPECT(e == CIS_OK && fits, "%s, %d clusters of %d blocks: %s", label, G, P,
+         e == CIS_OK ? "does not fit" : cis_error_message());
+  if (e != CIS_OK || !fits) return;
+  double *x = calloc((size_t)m->n, sizeof *x), *y = calloc((size_t)m->n, sizeof *y);
+  double *r = calloc((size_t)m->n, sizeof *r);
   if (!x || !y || !r) {
     fprintf(stderr, "test_split: out of memory\n");
     exit(1);
   }
   for (int64_t i = 0; i < m->n; i++) x[i] = 2.0 * urand() - 1.0;
-  for (int64_t i = 0; i < m->n; i++) {
-    double acc = 0.0;
-    for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) acc += m->val[p] * x[m->col[p]];
-    r[i] = acc;
-  }
-  int bad = split_apply(&s, m->n, x, y);
+  for (int64_t i = 0; i < m->n; i++)
+    for (int64_t p = m->rowptr[i]; p < m->rowptr[i + 1]; p++) r[i] += m->val[p] * x[m->col[p]];
+  for (int64_t i = 0; i < m->n; i++) y[i] = NAN; /* every row must be written */
+  int bad = split_apply(&s, x, y), finite = 1;
   double num = 0.0, den = 0.0;
   for (int64_t i = 0; i < m->n; i++) {
-    if (!isfinite(y[i])) bad = 1;
+    finite = finite && isfinite(y[i]);
     num += (y[i] - r[i]) * (y[i] - r[i]);
     den += r[i] * r[i];
   }
   double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-  int ok = !bad && rel <= 1e-12 && s.xw <= CIS_SPLIT_PART &&
-           cis_split_shared(s.xw, s.ntab1, s.maxesc, s.maxrows) <= CIS_SPLIT_SHARED;
-  printf("%-4s %-56s rel %.2e, %lld words (%lld dummy, %lld padding), %lld escaped%s\n",
-         ok ? "ok" : "FAIL", what, rel, (long long)s.nwords, (long long)s.dummies,
-         (long long)s.padding, (long long)s.nesc, bad ? ", malformed words" : "");
-  if (!ok) g_fail++;
+  EXPECT(!bad, "%s, %d clusters of %d blocks: malformed words", label, G, P);
+  EXPECT(finite && rel <= 1e-12, "%s, %d clusters of %d blocks: relative error %.2e%s", label, G,
+         P, rel, finite ? "" : " (rows not written)");
+  EXPECT(s.xw <= CIS_SPLIT_PART &&
+             cis_split_shared(s.xw, s.ntab1, s.maxesc, s.maxrows) <= CIS_SPLIT_SHARED,
+         "%s: a part of %d columns, %lld bytes of shared memory", label, s.xw,
+         (long long)cis_split_shared(s.xw, s.ntab1, s.maxesc, s.maxrows));
+  printf("%s, %d clusters of %d blocks: rel %.2e, %lld words (%lld dummy, %lld padding), %lld "
+         "escaped\n", label, G, P, rel, (long long)s.nwords, (long long)s.dummies,
+         (long long)s.padding, (long long)s.nesc);
   free(x);
   free(y);
   free(r);
@@ -198,15 +124,14 @@ static void check(const char *label, const csr *m, const cis_vdict *d, int P, in
 static void check_refused(const char *label, const csr *m, const cis_vdict *d, int P, int G) {
   cis_split s;
   int fits = 1;
-  cis_err e = cis_split_build(m->n, m->rp, m->col, m->val, d, P, G, &fits, &s);
-  int ok = e == CIS_OK && !fits && s.w == NULL && s.blk == NULL;
-  printf("%-4s %s: %d clusters of %d blocks refused\n", ok ? "ok" : "FAIL", label, G, P);
-  if (!ok) g_fail++;
+  cis_err e = cis_split_build(m->n, m->rowptr, m->col, m->val, d, P, G, &fits, &s);
+  EXPECT(e == CIS_OK && !fits && s.w == NULL && s.blk == NULL,
+         "%s, %d clusters of %d blocks: not refused", label, G, P);
 }
 
 int main(void) {
   double mag[300];
-  for (int i = 0; i < 300; i++) mag[i] = 1.0 / (2.0 + i);
+  for (int i = 0; i < 300; i++) mag[i] = 1.0 / (1.0 + i); /* make_csr's magnitudes */
   cis_vdict d, none;
   memset(&none, 0, sizeof none);
   if (cis_vdict_from_values(mag, 300, &d) != CIS_OK) {
@@ -214,10 +139,10 @@ int main(void) {
     return 1;
   }
   csr a, b, c, e;
-  make_csr(3000, 40, 1500, mag, 300, &a);   /* rows much longer than a run */
-  make_csr(40000, 12, 600, mag, 300, &b);   /* needs 3 parts at least */
-  make_csr(500, 30, 400, NULL, 0, &c);      /* values that do not repeat */
-  make_csr(70, 10, 60, mag, 300, &e);       /* fewer rows than clusters */
+  make_csr(3000, 40, 1500, 300, 0, 0, 0, &a); /* rows much longer than a run */
+  make_csr(40000, 12, 600, 300, 0, 0, 0, &b); /* needs 3 parts at least */
+  make_csr(500, 30, 400, 0, 0, 0, 0, &c);     /* values that do not repeat */
+  make_csr(70, 10, 60, 300, 0, 0, 0, &e);     /* fewer rows than clusters */
   for (int P = 2; P <= CIS_SPLIT_MAXP; P *= 2) check("3000 rows", &a, &d, P, 132 / P);
   check("3000 rows", &a, &d, 3, 44);
   check("3000 rows, one cluster", &a, &d, 3, 1);
@@ -232,10 +157,5 @@ int main(void) {
   csr_free(&c);
   csr_free(&e);
   cis_vdict_free(&d);
-  if (g_fail) {
-    printf("%d check(s) FAILED\n", g_fail);
-    return 1;
-  }
-  printf("all split checks passed\n");
-  return 0;
+  return cis_test_summary();
 }
