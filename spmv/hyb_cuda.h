@@ -18,6 +18,9 @@
  *    6 bytes instead of 12 (4 instead of 10 with 16-bit columns); the others stay in the
  *    plain CSR. Resident blocks are split on
  *    OpenMP threads into pinned staging and copied from there, a group while the next is split.
+ * A matrix of 262144 rows or more whose blocks are all resident is kept whole as SELL-32 instead
+ * (docs/gpu.md). With CIS_HYB_CUDA_SPLIT a matrix of at most 131072 rows is also split over
+ * thread-block clusters (spmv/split.h) for products of one vector.
  * Blocks that are not resident (over the budget, or with CIS_HYB_CUDA_NO_CACHE) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
  * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
