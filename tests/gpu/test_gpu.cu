@@ -483,6 +483,16 @@ static void check_regenerated(const test_case *tc, cis_hyb *h, const double *dX,
     if (!ok) g_fail++;
     check_ours(tc, d, tag, dX, dY, Yref, Y);
     cis_hyb_cuda_destroy(&d);
+    if (!coded) {
+      /* the split over clusters (check_split), its rows regenerated for it where not cached */
+      if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_SPLIT, 0, &d) != CIS_OK)
+        return fail_err(tc->label);
+      cis_hyb_cuda_get_info(d, &info);
+      if (info.split_parts)
+        check_product(tc->label, "ours, split upload of regenerated blocks", cis_hyb_cuda_apply,
+                      d, tc->n, 1, dX, dY, Yref[0], Y);
+      cis_hyb_cuda_destroy(&d);
+    }
     double *Yr = upload_product(tc, h, flags, ks[1], dX, dY);
     if (Yr && Ycached[coded]) {
       int same = memcmp(Yr, Ycached[coded], (size_t)(tc->n * ks[1]) * 8) == 0;
