@@ -194,6 +194,57 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
     }
 }
 
+/* Eight vectors with plain values (cis_hyb_kernel): CIS_COOP_G(K) = K / 2 lanes per entry, each
+ * loading two of its K values of x (one double2) and keeping two sums. A warp's load of x then
+ * touches 32 / G entries' lines, where a lane per entry, loading all K, touched 32 lines per load
+ * and made K / 2 loads: on H2O/6-31G CISDT the eight-vector product was bound by L1 (93% of its
+ * throughput, H100) and took 11.0 us a vector, 10.0 this way. Four vectors (14.6 us against
+ * 11.5) and coded values (12.2 against 11.4 at k = 8) were slower: each of the G lanes loads the
+ * entry's column and value (docs/BENCHMARKS.md). The sub-warp's W / G groups take a part's
+ * entries in turn, 4 at a time, every load issued before the gathers. get(q, v, c) reads entry
+ * q. */
+#define CIS_COOP_G(K) ((K) / 2)
+template <int W, int K, typename F>
+__device__ __forceinline__ void cis_coop_part(int64_t p0, int64_t p1, int lane, F get,
+                                              const double *__restrict__ xt, double (&acc)[2]) {
+  constexpr int G = CIS_COOP_G(K), E = W / G;
+  static_assert(W >= G, "a sub-warp narrower than the lanes of one entry");
+  const int sub = lane / G, part = lane % G;
+  for (int64_t p = p0 + sub; p < p1; p += 4 * E) {
+    double v[4];
+    int c[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      v[u] = 0.0;
+      c[u] = 0;
+      if (p + u * E < p1) get(p + u * E, v[u], c[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+      if (p + u * E < p1) {
+        double2 xv = __ldg(reinterpret_cast<const double2 *>(xt + (int64_t)c[u] * K) + part);
+        acc[0] += v[u] * xv.x;
+        acc[1] += v[u] * xv.y;
+      }
+  }
+}
+
+/* Sum each pair over the sub-warp's groups; then lane j < G stores (or adds) vectors 2j and
+ * 2j + 1. */
+template <int W, int K>
+__device__ __forceinline__ void cis_coop_store(double (&acc)[2], int lane, bool active,
+                                               int64_t row, double *__restrict__ Y, int64_t ldy) {
+  constexpr int G = CIS_COOP_G(K);
+#pragma unroll
+  for (int off = W / 2; off >= G; off >>= 1) {
+    acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], off, W);
+    acc[1] += __shfl_xor_sync(0xffffffffu, acc[1], off, W);
+  }
+  if (!active || lane >= G) return;
+  Y[row + (int64_t)(2 * lane) * ldy] = acc[0];
+  Y[row + (int64_t)(2 * lane + 1) * ldy] = acc[1];
+}
+
 /* Threads a multiprocessor holds: 2048 on sm_80 and sm_90, fewer on sm_75, sm_86/87/89 and
  * sm_120, where build 1 of cis_hyb_kernel asks for as many as there are. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
@@ -223,25 +274,51 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
   int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / W;
   int lane = threadIdx.x % W;
   bool active = row < e.nrows;
-  double acc[K];
-#pragma unroll
-  for (int j = 0; j < K; j++) acc[j] = 0.0;
-  if (active) {
-    int64_t s = row / e.slice;
-    const int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
-    const int len = e.row_len[row];
-    if constexpr (K == 1 && !CODED && OCC != 1) {
-      int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
-      cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
-      cis_csr_row<W, K, CE>(m, p0, p1, lane, xt, acc);
-    } else {
-      if constexpr (K > 1) cis_grid_wait();
-      cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
-      if constexpr (CODED) cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
-      cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
+  if constexpr (K == 8 && !CODED) {
+    /* G lanes per entry (cis_coop_part): the row's ELL part, then its Expansion part */
+    double acc[2] = {0.0, 0.0};
+    if (active) {
+      int64_t s = row / e.slice;
+      const int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
+      cis_grid_wait();
+      cis_coop_part<W, K>(
+          q0, q0 + e.row_len[row], lane,
+          [&e](int64_t q, double &v, int &c) {
+            v = __ldcs(e.val + q);
+            c = (int)__ldcs(e.col + q);
+          },
+          xt, acc);
+      cis_coop_part<W, K>(
+          m.rowptr[row], m.rowptr[row + 1], lane,
+          [&m](int64_t q, double &v, int &c) {
+            v = __ldcs(m.val + q);
+            c = (int)__ldcs(m.col + q);
+          },
+          xt, acc);
     }
+    cis_coop_store<W, K>(acc, lane, active, row, Y, ldy);
+  } else {
+    double acc[K];
+#pragma unroll
+    for (int j = 0; j < K; j++) acc[j] = 0.0;
+    if (active) {
+      int64_t s = row / e.slice;
+      const int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
+      const int len = e.row_len[row];
+      if constexpr (K == 1 && !CODED && OCC != 1) {
+        int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
+        cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
+        cis_csr_row<W, K, CE>(m, p0, p1, lane, xt, acc);
+      } else {
+        if constexpr (K > 1) cis_grid_wait();
+        cis_ell_row<W, K, CI>(e, q0, len, lane, xt, acc);
+        if constexpr (CODED)
+          cis_coded_row<W, K, CE>(cm, cm.rowptr[row], cm.rowptr[row + 1], lane, xt, acc);
+        cis_csr_row<W, K, CE>(m, m.rowptr[row], m.rowptr[row + 1], lane, xt, acc);
+      }
+    }
+    cis_row_store<W, K, false>(acc, lane, active, row, Y, ldy);
   }
-  cis_row_store<W, K, false>(acc, lane, active, row, Y, ldy);
 }
 
 /* The Reference region in column tiles (spmv/hyb.h, cis_ell_tile_offsets): one block per group
