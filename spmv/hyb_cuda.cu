@@ -1161,7 +1161,10 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
      * which on an H200 took the paper's matrix in 0.0447 ms a vector against 0.0496 in one
      * pass, FCI 1.74 against 1.90 ms (plain values) and 1.89 against 1.97 (coded), and the 1M-row
      * matrix in tiles 2.35 against 2.42. One that fits runs them in one pass: H2O CISDT, plain,
-     * 11.2 us a vector against 11.6 (docs/BENCHMARKS.md, commit 0a30547 and e690ab1). */
+     * 11.2 us a vector against 11.6 (docs/BENCHMARKS.md, commit 0a30547 and e690ab1). Those
+     * were measured before eight plain vectors took four lanes an entry (78acf4e), after which
+     * one pass took the paper's matrix in 0.0301 ms a vector against 0.0465 in two (H100): the
+     * rule is to be measured again for the plain hybrid layout. */
     int64_t l2 = 0, streamed = h->nnz_exp; /* the streamed blocks' entries, 12 bytes each */
     for (int64_t b = 0; b < h->nblocks; b++)
       if (resident[b]) streamed -= d->cen->bnnz[b];
