@@ -553,56 +553,11 @@ cleanup:
 
 /* ---- the whole matrix ---------------------------------------------------------------------- */
 
-static cis_err append_row(cis_csr *o, int64_t *cap, const int32_t *c, const double *v,
-                          int64_t len) {
-  if (o->nnz + len > *cap) {
-    *cap = CIS_MAX(2 * *cap, o->nnz + len);
-    CIS_CALL(cis_realloc(&o->col, (size_t)*cap, sizeof(int32_t), "matrix columns"));
-    CIS_CALL(cis_realloc(&o->val, (size_t)*cap, sizeof(double), "matrix values"));
-  }
-  memcpy(o->col + o->nnz, c, sizeof(int32_t) * (size_t)len);
-  memcpy(o->val + o->nnz, v, sizeof(double) * (size_t)len);
-  o->nnz += len;
-  return CIS_OK;
-}
-
 cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
-  cis_err err = CIS_OK;
-  const cis_hyb *hy = &h->hyb;
-  const cis_ell *e = &hy->ell;
-  cis_csr_block scratch = {0};
-  cis_csr_entry *tmp = NULL;
-  int64_t cap = 0, tcap = 0;
-  memset(out, 0, sizeof *out);
-  out->n = h->n;
-  CIS_TRY(cis_malloc(&out->rowptr, (size_t)h->n + 1, sizeof(int64_t), "matrix row pointers"));
-  out->rowptr[0] = 0;
-  for (int64_t b = 0; b < hy->nblocks; b++) {
-    const cis_csr_block *blk = &hy->blocks[b];
-    if (!cis_csr_block_cached(blk)) {
-      if (!hy->regen) CIS_FAIL(CIS_ERR_INTERNAL, "block %ld is neither cached nor regenerable", (long)b);
-      CIS_TRY(hy->regen(hy->regen_ctx, blk->row0, blk->nrows, &scratch));
-      blk = &scratch;
-    }
-    for (int64_t l = 0; l < blk->nrows; l++) {
-      int64_t r = blk->row0 + l;
-      int64_t q0 = cis_ell_row_start(e, r);
-      /* Reference columns all precede Expansion columns: sorting each part sorts the row. */
-      CIS_TRY(append_row(out, &cap, e->col + q0, e->val + q0, e->row_len[r]));
-      int64_t len = e->row_len[r];
-      CIS_TRY(cis_csr_sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp,
-                               &tcap));
-      int64_t p0 = blk->rowptr[l], p1 = blk->rowptr[l + 1];
-      CIS_TRY(append_row(out, &cap, blk->col + p0, blk->val + p0, p1 - p0));
-      len = p1 - p0;
-      CIS_TRY(cis_csr_sort_row(out->col + out->nnz - len, out->val + out->nnz - len, len, &tmp,
-                               &tcap));
-      out->rowptr[r + 1] = out->nnz;
-    }
-  }
-cleanup:
-  cis_csr_block_free(&scratch);
-  cis_free(&tmp);
-  if (err) cis_csr_free(out);
+  CIS_CALL(cis_hyb_to_csr(&h->hyb, NULL, out));
+  /* Reference columns all precede Expansion columns, and a row's columns are distinct: sorting
+   * each row whole gives what sorting each part did */
+  cis_err err = cis_csr_sort_rows(out);
+  if (err != CIS_OK) cis_csr_free(out);
   return err;
 }

@@ -292,6 +292,89 @@ cis_err cis_hyb_block_rows(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
   return CIS_OK;
 }
 
+/* Expansion entries of the rows of block b into lens (from its row0): cached, counted by the
+ * census, or regenerated into scratch. */
+static cis_err block_lengths(const cis_hyb *h, int64_t b, cis_csr_block *scratch, int64_t *lens) {
+  const cis_csr_block *blk = &h->blocks[b];
+  const cis_census *c = h->census;
+  if (!cis_csr_block_cached(blk) && c && c->counted[b]) {
+    for (int64_t l = 0; l < blk->nrows; l++) lens[blk->row0 + l] = c->rlen[blk->row0 + l];
+    return CIS_OK;
+  }
+  CIS_CALL(cis_hyb_block_rows(h, b, scratch, &blk));
+  for (int64_t l = 0; l < blk->nrows; l++)
+    lens[blk->row0 + l] = blk->rowptr[l + 1] - blk->rowptr[l];
+  return CIS_OK;
+}
+
+cis_err cis_hyb_to_csr(const cis_hyb *h, const int32_t *rlen, cis_csr *out) {
+  cis_err err = CIS_OK;
+  cis_worker_error we = {CIS_OK, ""};
+  int bad = 0;
+  memset(out, 0, sizeof *out);
+  out->n = h->n;
+  CIS_TRY(cis_malloc(&out->rowptr, (size_t)h->n + 1, sizeof *out->rowptr, "matrix row pointers"));
+  int64_t *rp = out->rowptr;
+  rp[0] = 0;
+  if (rlen) {
+    for (int64_t r = 0; r < h->n; r++) rp[r + 1] = rlen[r];
+  } else {
+#pragma omp parallel
+    {
+      cis_csr_block scratch;
+      memset(&scratch, 0, sizeof scratch);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t b = 0; b < h->nblocks; b++) {
+        if (cis_worker_error_seen(&we)) continue;
+        cis_err e = block_lengths(h, b, &scratch, rp + 1);
+        if (e != CIS_OK) cis_worker_error_keep(&we, e);
+      }
+      cis_csr_block_free(&scratch);
+    }
+    if (we.code != CIS_OK) CIS_FAIL(we.code, "%s", we.msg);
+  }
+  for (int64_t r = 0; r < h->n; r++) rp[r + 1] += rp[r] + h->ell.row_len[r];
+  out->nnz = rp[h->n];
+  CIS_TRY(cis_malloc(&out->col, (size_t)CIS_MAX(out->nnz, (int64_t)1), sizeof *out->col,
+                     "matrix columns"));
+  CIS_TRY(cis_malloc(&out->val, (size_t)CIS_MAX(out->nnz, (int64_t)1), sizeof *out->val,
+                     "matrix values"));
+#pragma omp parallel reduction(| : bad)
+  {
+    cis_csr_block scratch;
+    memset(&scratch, 0, sizeof scratch);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < h->nblocks; b++) {
+      const cis_csr_block *blk = NULL;
+      if (cis_worker_error_seen(&we)) continue;
+      cis_err e = cis_hyb_block_rows(h, b, &scratch, &blk);
+      if (e != CIS_OK) {
+        cis_worker_error_keep(&we, e);
+        continue;
+      }
+      for (int64_t l = 0; l < blk->nrows; l++) {
+        int64_t r = blk->row0 + l, e0 = cis_ell_row_start(&h->ell, r), q = rp[r];
+        int64_t p0 = blk->rowptr[l], p1 = blk->rowptr[l + 1];
+        if (q + h->ell.row_len[r] + (p1 - p0) != rp[r + 1]) {
+          bad = 1;
+          break;
+        }
+        memcpy(out->col + q, h->ell.col + e0, (size_t)h->ell.row_len[r] * sizeof *out->col);
+        memcpy(out->val + q, h->ell.val + e0, (size_t)h->ell.row_len[r] * sizeof *out->val);
+        q += h->ell.row_len[r];
+        memcpy(out->col + q, blk->col + p0, (size_t)(p1 - p0) * sizeof *out->col);
+        memcpy(out->val + q, blk->val + p0, (size_t)(p1 - p0) * sizeof *out->val);
+      }
+    }
+    cis_csr_block_free(&scratch);
+  }
+  if (we.code != CIS_OK) CIS_FAIL(we.code, "%s", we.msg);
+  if (bad) CIS_FAIL(CIS_ERR_INTERNAL, "whole matrix: Expansion rows changed since they were counted");
+cleanup:
+  if (err != CIS_OK) cis_csr_free(out);
+  return err;
+}
+
 static cis_err apply_uncached(const cis_hyb *h, const cis_csr_block *want, cis_csr_block *scratch,
                               int k, const double *X, double *Y) {
   CIS_CALL(cis_hyb_regen_rows(h, want->row0, want->nrows, scratch));

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/problem.h"
 
 typedef struct {
   int64_t nrows;
@@ -103,6 +104,12 @@ cis_err cis_hyb_regen_rows(const cis_hyb *h, int64_t row0, int64_t nrows, cis_cs
  * it (cis_hyb_regen_rows). */
 cis_err cis_hyb_block_rows(const cis_hyb *h, int64_t b, cis_csr_block *scratch,
                            const cis_csr_block **src);
+/* The whole matrix as one CSR: each row's ELL part, then its Expansion part, each in its stored
+ * order (so not sorted by column), a block per OpenMP task, blocks the host does not cache
+ * regenerated (cis_hyb_block_rows). The rows are placed by their Expansion entries: rlen (n, as
+ * a census counts them) when given, else those of the cached blocks, of the blocks h->census
+ * counted, and of the others regenerated once more to count them. Allocates out's arrays. */
+cis_err cis_hyb_to_csr(const cis_hyb *h, const int32_t *rlen, cis_csr *out);
 
 /* Lane order (docs/gpu.md), the device layout of a row's entries. The row's entries sit at
  * positions [p0, p1) and are read by `lanes` lanes, v consecutive positions per lane and step,

@@ -845,68 +845,6 @@ static void split_free(cis_hyb_cuda *d) {
   d->split = 0;
 }
 
-/* The whole matrix as one CSR on the host (ELL part then Expansion part of each row; blocks the
- * host does not cache regenerated), rows placed by the census's counts (rlen), a block per
- * OpenMP task. */
-static cis_err whole_csr(const cis_hyb *h, const int32_t *rlen, int64_t **prp, int32_t **pcol,
-                         double **pval) {
-  cis_err err = CIS_OK;
-  cis_worker_error we = {CIS_OK, ""};
-  int64_t *rp = NULL;
-  int32_t *col = NULL;
-  double *val = NULL;
-  int bad = 0;
-  CIS_TRY(cis_malloc(&rp, (size_t)h->n + 1, sizeof *rp, "split: row offsets"));
-  rp[0] = 0;
-  for (int64_t r = 0; r < h->n; r++) rp[r + 1] = rp[r] + h->ell.row_len[r] + rlen[r];
-  CIS_TRY(cis_malloc(&col, (size_t)CIS_MAX(rp[h->n], (int64_t)1), sizeof *col, "split: columns"));
-  CIS_TRY(cis_malloc(&val, (size_t)CIS_MAX(rp[h->n], (int64_t)1), sizeof *val, "split: values"));
-#pragma omp parallel reduction(| : bad)
-  {
-    cis_csr_block scratch;
-    memset(&scratch, 0, sizeof scratch);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t b = 0; b < h->nblocks; b++) {
-      const cis_csr_block *blk = NULL;
-      if (cis_worker_error_seen(&we)) continue;
-      cis_err e = cis_hyb_block_rows(h, b, &scratch, &blk);
-      if (e != CIS_OK) {
-        cis_worker_error_keep(&we, e);
-        continue;
-      }
-      for (int64_t l = 0; l < blk->nrows; l++) {
-        int64_t r = blk->row0 + l, e0 = cis_ell_row_start(&h->ell, r), q = rp[r];
-        if (blk->rowptr[l + 1] - blk->rowptr[l] != rlen[r]) {
-          bad = 1;
-          break;
-        }
-        for (int32_t t = 0; t < h->ell.row_len[r]; t++, q++) {
-          col[q] = h->ell.col[e0 + t];
-          val[q] = h->ell.val[e0 + t];
-        }
-        for (int64_t p = blk->rowptr[l]; p < blk->rowptr[l + 1]; p++, q++) {
-          col[q] = blk->col[p];
-          val[q] = blk->val[p];
-        }
-      }
-    }
-    cis_csr_block_free(&scratch);
-  }
-  if (we.code != CIS_OK) CIS_FAIL(we.code, "%s", we.msg);
-  if (bad) CIS_FAIL(CIS_ERR_INTERNAL, "split: Expansion rows changed since they were counted");
-  *prp = rp;
-  *pcol = col;
-  *pval = val;
-  rp = NULL;
-  col = NULL;
-  val = NULL;
-cleanup:
-  cis_free(&rp);
-  cis_free(&col);
-  cis_free(&val);
-  return err;
-}
-
 template <typename T>
 static cis_err split_put(T **dst, const T *src, int64_t count, const char *what) {
   CIS_CALL(dev_alloc(dst, (size_t)CIS_MAX(count, (int64_t)1) * sizeof(T), what));
@@ -934,9 +872,9 @@ static cudaLaunchConfig_t split_config(const cis_hyb_cuda *d, cudaLaunchAttribut
 static cis_err split_create(cis_hyb_cuda *d, int flags) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
-  int64_t *rp = NULL, nnz = h->ell.nnz;
-  int32_t *col = NULL;
-  double *val = NULL;
+  int64_t nnz = h->ell.nnz;
+  cis_csr whole;
+  memset(&whole, 0, sizeof whole);
   cis_split sp;
   memset(&sp, 0, sizeof sp);
   int dev = 0, cluster = 0, fits = 0, groups = 0;
@@ -973,8 +911,9 @@ static cis_err split_create(cis_hyb_cuda *d, int flags) {
       CIS_TRY(cis_vdict_build(h, CIS_CENSUS_SAMPLE, CIS_CENSUS_DICT, &d->split_dict));
       dict = &d->split_dict;
     }
-    CIS_TRY(whole_csr(h, d->cen->rlen, &rp, &col, &val));
-    CIS_TRY(cis_split_build(h->n, rp, col, val, dict, d->split, groups, &fits, &sp));
+    CIS_TRY(cis_hyb_to_csr(h, d->cen->rlen, &whole));
+    CIS_TRY(cis_split_build(h->n, whole.rowptr, whole.col, whole.val, dict, d->split, groups,
+                            &fits, &sp));
   }
   if (!fits) goto cleanup;
   {
@@ -1005,9 +944,7 @@ cleanup:
     d->info.split_parts = d->info.split_groups = 0;
   }
   cis_split_free(&sp);
-  cis_free(&rp);
-  cis_free(&col);
-  cis_free(&val);
+  cis_csr_free(&whole);
   return err;
 }
 

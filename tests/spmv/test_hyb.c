@@ -1,6 +1,7 @@
 /* cis_hyb_apply_cpu against a plain CSR product on seeded random matrices: sizes larger than a
  * slice, empty rows, rows much longer than a slice, boundaries 0..n, k = 1 and 3, cached and
- * regenerated Expansion blocks, and an error raised inside a regenerating worker thread; the
+ * regenerated Expansion blocks (the product, and the whole matrix gathered back by
+ * cis_hyb_to_csr), and an error raised inside a regenerating worker thread; the
  * lane order and the column tiles of the device layout. */
 #include <math.h>
 #include <stdio.h>
@@ -122,6 +123,23 @@ static int check_case(const csr *m, int64_t boundary, int64_t block_rows, int sl
   }
   double e = max_err(n * k, Y, R);
   if (!(e < 1e-12)) bad = 1;
+  /* the whole matrix gathered back (cis_hyb_to_csr), rows sorted: the CSR it came from */
+  cis_csr w;
+  if (cis_hyb_to_csr(&h, NULL, &w) != CIS_OK || cis_csr_sort_rows(&w) != CIS_OK) {
+    cis_error_print(1);
+    bad = 1;
+  } else {
+    int same = w.n == n && w.nnz == m->rowptr[n] &&
+               !memcmp(w.rowptr, m->rowptr, (size_t)(n + 1) * sizeof *w.rowptr) &&
+               !memcmp(w.col, m->col, (size_t)w.nnz * sizeof *w.col) &&
+               !memcmp(w.val, m->val, (size_t)w.nnz * sizeof *w.val);
+    if (!same) {
+      printf("FAIL n=%lld boundary=%lld uncached=%d: cis_hyb_to_csr differs from the source\n",
+             (long long)n, (long long)boundary, uncached);
+      bad = 1;
+    }
+    cis_csr_free(&w);
+  }
   printf("%s n=%lld boundary=%lld block_rows=%lld slice=%d k=%d uncached=%d: max|dy| = %.2e\n",
          bad ? "FAIL" : "ok  ", (long long)n, (long long)boundary, (long long)h.block_rows,
          h.ell.slice, k, uncached, e);
@@ -143,6 +161,14 @@ static int check_worker_error(const csr *m) {
   int bad = e != CIS_ERR_NUMERIC || !strstr(cis_error_message(), "fake generator failed at row 40");
   printf("%s worker error: code %s, message \"%s\"\n", bad ? "FAIL" : "ok  ", cis_err_name(e),
          cis_error_message());
+  cis_csr w;
+  cis_error_clear();
+  e = cis_hyb_to_csr(&h, NULL, &w);
+  int bad2 = e != CIS_ERR_NUMERIC || !strstr(cis_error_message(), "fake generator failed at row 40") ||
+             w.rowptr != NULL;
+  printf("%s worker error in cis_hyb_to_csr: code %s, message \"%s\"\n", bad2 ? "FAIL" : "ok  ",
+         cis_err_name(e), cis_error_message());
+  bad |= bad2;
   cis_hyb_free(&h);
   free(X), free(Y);
   return bad;
