@@ -39,6 +39,12 @@ struct cis_ell_view {
   const int32_t *row_len;
   const CI *col;
   const double *val;
+  /* the position of row r's first entry (slices of `slice` rows, each row padded to its
+   * slice's width) */
+  __device__ __forceinline__ int64_t start(int64_t r) const {
+    const int64_t s = r / slice;
+    return slice_ptr[s] + (r - s * slice) * slice_width[s];
+  }
 };
 
 /* Expansion CSR rows [row0, row0 + nrows): 16-bit columns when n <= 65536, else 32-bit. */
@@ -201,11 +207,13 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
  * throughput, H100) and took 11.0 us a vector, 10.0 this way. Four vectors (14.6 us against
  * 11.5) and coded values (12.2 against 11.4 at k = 8) were slower: each of the G lanes loads the
  * entry's column and value (docs/BENCHMARKS.md). The sub-warp's W / G groups take a part's
- * entries in turn, 4 at a time, every load issued before the gathers. get(q, v, c) reads entry
- * q. */
+ * entries in turn, 4 at a time, every load issued before the gathers. The part's entries are
+ * val[p0..p1) and col[p0..p1). */
 #define CIS_COOP_G(K) ((K) / 2)
-template <int W, int K, typename F>
-__device__ __forceinline__ void cis_coop_part(int64_t p0, int64_t p1, int lane, F get,
+template <int W, int K, typename C>
+__device__ __forceinline__ void cis_coop_part(int64_t p0, int64_t p1, int lane,
+                                              const double *__restrict__ val,
+                                              const C *__restrict__ col,
                                               const double *__restrict__ xt, double (&acc)[2]) {
   constexpr int G = CIS_COOP_G(K), E = W / G;
   static_assert(W >= G, "a sub-warp narrower than the lanes of one entry");
@@ -217,7 +225,10 @@ __device__ __forceinline__ void cis_coop_part(int64_t p0, int64_t p1, int lane, 
     for (int u = 0; u < 4; u++) {
       v[u] = 0.0;
       c[u] = 0;
-      if (p + u * E < p1) get(p + u * E, v[u], c[u]);
+      if (p + u * E < p1) {
+        v[u] = __ldcs(val + p + u * E);
+        c[u] = (int)__ldcs(col + p + u * E);
+      }
     }
 #pragma unroll
     for (int u = 0; u < 4; u++)
@@ -278,23 +289,10 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
     /* G lanes per entry (cis_coop_part): the row's ELL part, then its Expansion part */
     double acc[2] = {0.0, 0.0};
     if (active) {
-      int64_t s = row / e.slice;
-      const int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
+      const int64_t q0 = e.start(row);
       cis_grid_wait();
-      cis_coop_part<W, K>(
-          q0, q0 + e.row_len[row], lane,
-          [&e](int64_t q, double &v, int &c) {
-            v = __ldcs(e.val + q);
-            c = (int)__ldcs(e.col + q);
-          },
-          xt, acc);
-      cis_coop_part<W, K>(
-          m.rowptr[row], m.rowptr[row + 1], lane,
-          [&m](int64_t q, double &v, int &c) {
-            v = __ldcs(m.val + q);
-            c = (int)__ldcs(m.col + q);
-          },
-          xt, acc);
+      cis_coop_part<W, K>(q0, q0 + e.row_len[row], lane, e.val, e.col, xt, acc);
+      cis_coop_part<W, K>(m.rowptr[row], m.rowptr[row + 1], lane, m.val, m.col, xt, acc);
     }
     cis_coop_store<W, K>(acc, lane, active, row, Y, ldy);
   } else {
@@ -302,8 +300,7 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
 #pragma unroll
     for (int j = 0; j < K; j++) acc[j] = 0.0;
     if (active) {
-      int64_t s = row / e.slice;
-      const int64_t q0 = e.slice_ptr[s] + (row - s * e.slice) * e.slice_width[s];
+      const int64_t q0 = e.start(row);
       const int len = e.row_len[row];
       if constexpr (K == 1 && !CODED && OCC != 1) {
         int64_t p0 = m.rowptr[row], p1 = m.rowptr[row + 1];
@@ -601,7 +598,8 @@ __global__ void __launch_bounds__(CIS_SPLIT_T, 1)
   for (int i = t; i < v.ntab1; i += CIS_SPLIT_T) __pipeline_memcpy_async(tab + i, v.table + i, 8);
   for (int i = t; i < B.ne; i += CIS_SPLIT_T) __pipeline_memcpy_async(es + i, v.esc + B.e0 + i, 8);
   __pipeline_commit();
-  int row = (int)(first & 0xFFFFu);
+  const int first_row = (int)(first & 0xFFFFu);
+  int row = first_row;
   const double *ep = es + (first >> 16);
   double acc = 0.0;
   __pipeline_wait_prior(0);
@@ -628,7 +626,6 @@ __global__ void __launch_bounds__(CIS_SPLIT_T, 1)
   carry[t] = acc;
   carry_row[t] = row < B.nr ? row : -1;
   __syncthreads();
-  const int first_row = (int)(first & 0xFFFFu);
   if (row > first_row && t > 0 && carry_row[t - 1] == first_row) {
     double sum = 0.0;
     for (int u = t - 1; u >= 0 && carry_row[u] == first_row; u--) sum += carry[u];
@@ -665,8 +662,7 @@ __global__ void cis_sell_fill_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, cis
       ccode[cb + 32 * t] = cm.code[p];
     }
   }
-  const int64_t base = sv.ptr[r >> 5] + (r & 31), s = r / e.slice;
-  const int64_t q0 = e.slice_ptr[s] + (r - s * e.slice) * e.slice_width[s];
+  const int64_t base = sv.ptr[r >> 5] + (r & 31), q0 = e.start(r);
   int64_t t = 0;
   for (int i = 0; i < e.row_len[r]; i++, t++) {
     col[base + 32 * t] = (int32_t)e.col[q0 + i];
@@ -723,9 +719,8 @@ __global__ void cis_paper_kernel(cis_ell_view<int32_t> e, cis_csr_view<int32_t> 
   int lane = (int)(tid % 32);
   int t = threadIdx.x;
   if (warp >= e.nrows) return;
-  int64_t s = warp / e.slice;
-  int64_t q0 = e.slice_ptr[s] + (warp - s * e.slice) * e.slice_width[s];
-  int width = e.slice_width[s];
+  int64_t q0 = e.start(warp);
+  int width = e.slice_width[warp / e.slice];
   sh1[t] = 0.0;
   for (int r2 = lane; r2 < width; r2 += 32) sh1[t] += e.val[q0 + r2] * x[e.col[q0 + r2]];
   for (int off = 16; off > 0; off >>= 1) {
