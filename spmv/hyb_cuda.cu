@@ -157,6 +157,24 @@ static int64_t group_count(const cis_hyb *h) {
   return (h->n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS;
 }
 
+/* Vectors per pass of the multi-vector kernel, for a matrix of `bytes` on the device:
+ *  - 8 (one pass) when the matrix fits the L2 cache: H2O CISDT, plain values, 11.2 us a vector
+ *    against 11.6 in two passes of 4 (H200, commit e690ab1);
+ *  - 8 also when eight plain vectors take four lanes an entry (`coop`: the hybrid layout with
+ *    plain values, untiled, every block resident; cis_coop_part) and the eight columns of X
+ *    (n * 64 bytes) fit half the L2 cache: on an H100 at a54084f the paper's 32K-row matrix (2 MB
+ *    of X) took 0.0300 ms a vector in one pass against 0.0465 in two, H2O FCI with plain values
+ *    (106 MB of X) 2.00 against 1.85 ms (docs/BENCHMARKS.md, "The group rule measured again");
+ *  - else 4: two passes, each gathering four interleaved values of x per entry from a workspace
+ *    half the size. On an H200 FCI took 1.74 against 1.90 ms a vector with plain values and
+ *    1.89 against 1.97 coded, the 1M-row matrix in tiles 2.35 against 2.42 (commit 0a30547);
+ *    on an H100 at a54084f coded FCI as SELL-32 1.41 against 1.60 ms. */
+static int vectors_per_pass(int64_t bytes, int64_t l2, int coop, int64_t n) {
+  if (bytes <= l2) return CIS_HYB_CUDA_MAX_K;
+  if (coop && n * CIS_HYB_CUDA_MAX_K * 8 <= l2 / 2) return CIS_HYB_CUDA_MAX_K;
+  return 4;
+}
+
 /* The Reference region in column tiles, unless the flags say otherwise, when
  *  - it is wider than CIS_TILE_AUTO_COLS columns (its slice of x, 8 bytes a column, no longer
  *    stays in L1),
@@ -1094,20 +1112,13 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     d->info.split_seconds = cis_wtime() - t0;
   }
   {
-    /* Vectors per pass: a matrix larger than the L2 cache runs 8 vectors as two passes of 4,
-     * which on an H200 took the paper's matrix in 0.0447 ms a vector against 0.0496 in one
-     * pass, FCI 1.74 against 1.90 ms (plain values) and 1.89 against 1.97 (coded), and the 1M-row
-     * matrix in tiles 2.35 against 2.42. One that fits runs them in one pass: H2O CISDT, plain,
-     * 11.2 us a vector against 11.6 (docs/BENCHMARKS.md, commit 0a30547 and e690ab1). Those
-     * were measured before eight plain vectors took four lanes an entry (78acf4e), after which
-     * one pass took the paper's matrix in 0.0301 ms a vector against 0.0465 in two (H100): the
-     * rule is to be measured again for the plain hybrid layout. */
     int64_t l2 = 0, streamed = h->nnz_exp; /* the streamed blocks' entries, 12 bytes each */
     for (int64_t b = 0; b < h->nblocks; b++)
       if (resident[b]) streamed -= d->cen->bnnz[b];
-    int64_t bytes = d->info.ell_bytes + d->info.csr_bytes + 12 * streamed;
     CIS_TRY(device_l2(&l2));
-    d->group = d->info.group = bytes > l2 ? 4 : CIS_HYB_CUDA_MAX_K;
+    d->group = d->info.group =
+        vectors_per_pass(d->info.ell_bytes + d->info.csr_bytes + 12 * streamed, l2,
+                         !d->sell && !d->tiled && !d->dict && !d->nstream, h->n);
   }
   {
     /* griddepcontrol is in the kernels only where their PTX is for sm_90 or later (a binary
