@@ -157,21 +157,33 @@ static int64_t group_count(const cis_hyb *h) {
   return (h->n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS;
 }
 
-/* Vectors per pass of the multi-vector kernel, for a matrix of `bytes` on the device:
+/* Vectors per pass of the multi-vector kernel, for a matrix of `bytes` on the device, every
+ * block resident or not (`resident`), with n rows:
  *  - 8 (one pass) when the matrix fits the L2 cache: H2O CISDT, plain values, 11.2 us a vector
  *    against 11.6 in two passes of 4 (H200, commit e690ab1);
- *  - 8 also when eight plain vectors take four lanes an entry (`coop`: the hybrid layout with
- *    plain values, untiled, every block resident; cis_coop_part) and the eight columns of X
- *    (n * 64 bytes) fit half the L2 cache: on an H100 at a54084f the paper's 32K-row matrix (2 MB
- *    of X) took 0.0300 ms a vector in one pass against 0.0465 in two, H2O FCI with plain values
- *    (106 MB of X) 2.00 against 1.85 ms (docs/BENCHMARKS.md, "The group rule measured again");
+ *  - 8 also, every block resident, when the eight columns of X (n * 64 bytes) fit the L2 cache
+ *    and eight plain vectors take four lanes an entry (`coop`: the untiled hybrid layout with
+ *    plain values; cis_coop_part), or fit half of it and the Reference region is in column
+ *    tiles (`tiled`). On an H100 (50 MiB of L2) at a54084f and 684c639, ms a vector in one pass
+ *    against two (docs/BENCHMARKS.md, "The group rule measured again"):
+ *
+ *      X's 8 columns                           2 MB     17 MB    34 MB    106 MB (H2O FCI)
+ *      untiled, plain values (coop)           0.0300   0.344    0.868    2.00
+ *                                             0.0465   0.488    1.007    1.85
+ *      tiled                                  0.204    0.532    1.129    2.43
+ *                                             0.231    0.691    1.084    2.32
+ *
+ *    (the paper's matrix at 32K, 256K and 512K rows, then FCI);
  *  - else 4: two passes, each gathering four interleaved values of x per entry from a workspace
  *    half the size. On an H200 FCI took 1.74 against 1.90 ms a vector with plain values and
  *    1.89 against 1.97 coded, the 1M-row matrix in tiles 2.35 against 2.42 (commit 0a30547);
- *    on an H100 at a54084f coded FCI as SELL-32 1.41 against 1.60 ms. */
-static int vectors_per_pass(int64_t bytes, int64_t l2, int coop, int64_t n) {
+ *    on the H100 above, SELL-32 took two passes on all four matrices (the paper's 0.0907
+ *    against 0.1174, coded FCI 1.41 against 1.60). */
+static int vectors_per_pass(int64_t bytes, int64_t l2, int resident, int coop, int tiled,
+                            int64_t n) {
+  const int64_t x8 = n * CIS_HYB_CUDA_MAX_K * 8;
   if (bytes <= l2) return CIS_HYB_CUDA_MAX_K;
-  if (coop && n * CIS_HYB_CUDA_MAX_K * 8 <= l2 / 2) return CIS_HYB_CUDA_MAX_K;
+  if (resident && ((coop && x8 <= l2) || (tiled && x8 <= l2 / 2))) return CIS_HYB_CUDA_MAX_K;
   return 4;
 }
 
@@ -1118,7 +1130,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     CIS_TRY(device_l2(&l2));
     d->group = d->info.group =
         vectors_per_pass(d->info.ell_bytes + d->info.csr_bytes + 12 * streamed, l2,
-                         !d->sell && !d->tiled && !d->dict && !d->nstream, h->n);
+                         !d->nstream, !d->sell && !d->tiled && !d->dict, d->tiled, h->n);
   }
   {
     /* griddepcontrol is in the kernels only where their PTX is for sm_90 or later (a binary
