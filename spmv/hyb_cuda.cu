@@ -857,8 +857,8 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
  * the hybrid upload (which products of several vectors keep using) where every Expansion block
  * is resident, the matrix has at most CIS_SPLIT_MAXP * CIS_SPLIT_PART rows and
  * CIS_SPLIT_MAX_NNZ entries, the device launches clusters, the layout fits a block's shared
- * memory and the budget holds both. Not by default: building it took longer than it saves over
- * a solve (0.86 s in cisolve's upload of CISDT, where ten products took 0.03 ms each;
+ * memory and the budget holds both. Not by default: building it takes longer than it saves over
+ * a solve (0.08 s on 16 threads for CISDT, where cisolve's ten products took 0.03 ms each;
  * docs/gpu.md). Its parts: two more than the fewest of at most CIS_SPLIT_PART columns, at least
  * 3, at most CIS_SPLIT_MAXP (on CISDT 3 and 4 parts took 20.7 us, 2 took 22.1, 8 took 21.9);
  * its clusters: as many as are resident at once. */
