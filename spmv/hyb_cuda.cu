@@ -164,7 +164,7 @@ static int64_t group_count(const cis_hyb *h) {
  *  - 8 also, every block resident, when the eight columns of X (n * 64 bytes) fit the L2 cache
  *    and eight plain vectors take four lanes an entry (`coop`: the untiled hybrid layout with
  *    plain values; cis_coop_part), or fit half of it and the Reference region is in column
- *    tiles (`tiled`). On an H100 (50 MiB of L2) at a54084f and 684c639, ms a vector in one pass
+ *    tiles with plain values (`tiled`; coded values were not measured there). On an H100 (50 MiB of L2) at a54084f and 684c639, ms a vector in one pass
  *    against two (docs/BENCHMARKS.md, "The group rule measured again"):
  *
  *      X's 8 columns                           2 MB     17 MB    34 MB    106 MB (H2O FCI)
@@ -1130,7 +1130,8 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     CIS_TRY(device_l2(&l2));
     d->group = d->info.group =
         vectors_per_pass(d->info.ell_bytes + d->info.csr_bytes + 12 * streamed, l2,
-                         !d->nstream, !d->sell && !d->tiled && !d->dict, d->tiled, h->n);
+                         !d->nstream, !d->sell && !d->tiled && !d->dict, d->tiled && !d->dict,
+                         h->n);
   }
   {
     /* griddepcontrol is in the kernels only where their PTX is for sm_90 or later (a binary

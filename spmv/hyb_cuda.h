@@ -119,8 +119,8 @@ typedef struct {
   int group;               /* vectors per pass of the multi-vector kernel: 8, or 4 when the
                               matrix is larger than the L2 cache, unless every block is
                               resident and the 8 columns of X fit the L2 cache with plain values
-                              in the untiled hybrid layout, or half of it in column tiles
-                              (cis_hyb_cuda_set_group) */
+                              in the untiled hybrid layout, or half of it with plain values in
+                              column tiles (cis_hyb_cuda_set_group) */
   int lane_order;          /* lanes the resident entries were ordered for (0: row order) */
   int coded_block;         /* threads per block of the kernel with coded values */
   int plain_launch;        /* build of the plain single-vector kernel, 0..2 (docs/gpu.md); SELL-32:

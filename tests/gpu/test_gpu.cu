@@ -244,7 +244,8 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   int csr_bits = ell_bits == 16 && tc->n <= 65536 ? 16 : 32;
   /* 8 vectors in one pass when the matrix fits the L2 cache, or, every block resident, when
    * their 8 columns of X fit it and they take four lanes an entry (plain values, untiled
-   * hybrid layout) or fit half of it and the Reference region is in tiles; else two passes of 4 */
+   * hybrid layout) or fit half of it and the Reference region is in tiles (plain values); else
+   * two passes of 4 */
   int dev = 0, l2 = 0;
   cuda_ok(cudaGetDevice(&dev), "cudaGetDevice");
   cuda_ok(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "L2 size");
@@ -252,7 +253,8 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
   int coop = !info.sell && !info.tile_cols && !info.dict_size;
   int group = info.ell_bytes + info.csr_bytes <= l2 ||
                       (!info.streamed_blocks &&
-                       ((coop && x8 <= l2) || (info.tile_cols && x8 <= l2 / 2)))
+                       ((coop && x8 <= l2) ||
+                        (info.tile_cols && !info.dict_size && x8 <= l2 / 2)))
                   ? 8
                   : 4;
   int ok = info.index_bits == ell_bits && info.csr_bits == csr_bits && info.tile_cols == tiles &&
