@@ -1,5 +1,5 @@
 /* Seeded random matrices for the tests of the sparse layouts (tests/gpu/test_gpu.cu,
- * tests/spmv/test_split.c): one xorshift stream per program, and the rows of make_csr. */
+ * tests/spmv/test_split.c): the rows of make_csr, from the stream of tests/tools/rng.h. */
 #ifndef CIS_TEST_RANDOM_CSR_H
 #define CIS_TEST_RANDOM_CSR_H
 
@@ -7,14 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next_u64(void) {
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return g_rng;
-}
-static double urand(void) { return (double)(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
+#include "tests/tools/rng.h"
 
 typedef struct {
   int64_t n, *rowptr;
