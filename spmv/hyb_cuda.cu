@@ -164,8 +164,9 @@ static int64_t group_count(const cis_hyb *h) {
  *  - 8 also, every block resident, when the eight columns of X (n * 64 bytes) fit the L2 cache
  *    and eight plain vectors take four lanes an entry (`coop`: the untiled hybrid layout with
  *    plain values; cis_coop_part), or fit half of it and the Reference region is in column
- *    tiles with plain values (`tiled`; coded values were not measured there). On an H100 (50 MiB of L2) at a54084f and 684c639, ms a vector in one pass
- *    against two (docs/BENCHMARKS.md, "The group rule measured again"):
+ *    tiles with plain values (`tiled`; coded values were not measured there). On an H100 (50
+ *    MiB of L2) at a54084f and 684c639, ms a vector in one pass against two (docs/BENCHMARKS.md,
+ *    "The group rule measured again"):
  *
  *      X's 8 columns                           2 MB     17 MB    34 MB    106 MB (H2O FCI)
  *      untiled, plain values (coop)           0.0300   0.344    0.868    2.00
@@ -1606,6 +1607,20 @@ static void set_candidate(cis_hyb_cuda *d, int c) {
  * So every candidate is timed on the resident part of this matrix (x of zeros): each run once,
  * then three times in turn, and the smallest minimum kept. All compute the same products bit
  * for bit: the same rows on the same lanes, in the same order. */
+/* One product of d->xt's first column into its second between the events ev[0] and ev[1], on
+ * the split (split != 0) or with the launch chosen now; its time in *ms. */
+static cis_err time_product(cis_hyb_cuda *d, cudaEvent_t *ev, int split, float *ms) {
+  CIS_CUDA(cudaEventRecord(ev[0], d->stream));
+  if (split)
+    CIS_CALL(launch_split(d, d->xt, d->xt + d->n));
+  else
+    CIS_CALL(launch(d, 1, NULL, d->xt, d->xt + d->n, d->n));
+  CIS_CUDA(cudaEventRecord(ev[1], d->stream));
+  CIS_CUDA(cudaEventSynchronize(ev[1]));
+  CIS_CUDA(cudaEventElapsedTime(ms, ev[0], ev[1]));
+  return CIS_OK;
+}
+
 static cis_err tune_launch(cis_hyb_cuda *d) {
   cis_err err = CIS_OK;
   cudaEvent_t ev[2] = {NULL, NULL};
@@ -1620,11 +1635,7 @@ static cis_err tune_launch(cis_hyb_cuda *d) {
       float ms = 0.f;
       set_candidate(d, c);
       d->probe_warps = rep == 0;
-      CIS_CUDA_TRY(cudaEventRecord(ev[0], d->stream));
-      CIS_TRY(launch(d, 1, NULL, d->xt, d->xt + d->n, d->n));
-      CIS_CUDA_TRY(cudaEventRecord(ev[1], d->stream));
-      CIS_CUDA_TRY(cudaEventSynchronize(ev[1]));
-      CIS_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+      CIS_TRY(time_product(d, ev, 0, &ms));
       if (rep == 0) d->info.tune_warps[c] = d->probe_warps;
       if (rep > 0) best[c] = CIS_MIN(best[c], (double)ms);
     }
@@ -1640,11 +1651,7 @@ static cis_err tune_launch(cis_hyb_cuda *d) {
     double ms_split = HUGE_VAL;
     for (int rep = 0; rep < 4; rep++) {
       float ms = 0.f;
-      CIS_CUDA_TRY(cudaEventRecord(ev[0], d->stream));
-      CIS_TRY(launch_split(d, d->xt, d->xt + d->n));
-      CIS_CUDA_TRY(cudaEventRecord(ev[1], d->stream));
-      CIS_CUDA_TRY(cudaEventSynchronize(ev[1]));
-      CIS_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+      CIS_TRY(time_product(d, ev, 1, &ms));
       if (rep > 0) ms_split = CIS_MIN(ms_split, (double)ms);
     }
     d->info.split_ms = ms_split;

@@ -8,8 +8,8 @@
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
  * columns), the Reference region as one ELL block and in column tiles (by default where it is
  * wide and dense enough, forced elsewhere), SELL-32 and the split over a thread-block cluster
- * (forced), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11,
- * and values coded through a dictionary where they repeat (plain where they do not). The
+ * (forced), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and values coded through a
+ * dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
  * Exit 77 (skipped) when no CUDA device is usable.
