@@ -219,6 +219,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_space *space = NULL;
   cis_hmat *h = NULL;
   cis_backend *be = NULL;
+  cis_block_sink *pool = NULL;
   cis_eig_result res;
   cis_ckpt ck;
   cis_runctl rc;
@@ -278,6 +279,15 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     if (gpu && opt.mem < 0) hopt.device_bytes = gpu_matrix_bytes(&opt, ndet);
     /* the census the GPU's upload needs, taken while the rows are generated */
     hopt.census = gpu;
+    /* and where the GPU will keep the whole matrix without a host copy, the blocks go to it as
+     * they are generated, so that the upload generates none of them again (the pool declines
+     * where it would not serve; spmv/hyb_cuda.h) */
+    if (hopt.device_bytes > 0) {
+      if (cis_backend_cuda_pool_create(opt.device_index, hopt.device_bytes, &pool) == CIS_OK)
+        hopt.sink = pool;
+      else
+        cis_error_clear();
+    }
     t0 = cis_wtime();
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
@@ -374,6 +384,7 @@ cleanup:
   cis_free(&s2);
   cis_analysis_buf_free(&abuf);
   cis_eig_result_free(&res);
+  cis_backend_cuda_pool_destroy(&pool);
   cis_backend_destroy(&be);
   cis_hmat_destroy(&h);
   cis_space_destroy(&space);

@@ -106,6 +106,7 @@ typedef struct {
   int64_t *nnz;        /* nblocks: Expansion entries */
   int64_t budget, used, first_refused;
   cis_census *census;  /* NULL, or counts each block as it is generated */
+  cis_block_sink *sink; /* NULL, or takes each block after the census (spmv/hyb.h) */
 } build_state;
 
 /* Reference and Expansion entries per row from a sample of rows: the block size and the
@@ -244,6 +245,7 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
         out.row0 = st->hy->blocks[b].row0;
         out.nrows = st->hy->blocks[b].nrows;
         cis_census_block(st->census, b, &out);
+        if (st->sink) st->sink->block(st->sink, b, &out);
       }
       st->nnz[b] = out.nnz;
       nexp += out.nnz;
@@ -361,10 +363,13 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
     h->hyb.regen = NULL;
     h->hyb.regen_ctx = NULL;
     if (err != CIS_OK) goto cleanup;
+    if (opts->sink && opts->sink->begin(opts->sink, &h->hyb, h->hyb.nnz_exp, st.census, nt))
+      st.sink = opts->sink;
   }
   CIS_TRY(gen_all(&st, nt, &nexp, &h->stats.elements_generated));
   h->hyb.nnz_exp = nexp;
   h->hyb.census = st.census;
+  h->hyb.sink = st.sink;
   st.census = NULL;
   settle_blocks(h, &st);
   CIS_TRY(ell_shape(e, n, h->nref));

@@ -31,6 +31,9 @@ typedef struct {
                          Expansion blocks fit in them (by the sampled row length, at 12 bytes
                          an entry), none is cached on the host whatever mem_budget says: the
                          GPU holds them all, regenerated once at upload */
+  cis_block_sink *sink; /* CI matrices with a census, optional: each Expansion block is sent
+                         there as it is generated (spmv/hyb.h); when the sink takes them,
+                         hyb.sink keeps it for the upload */
 } cis_hmat_opts;
 
 typedef struct {

@@ -81,6 +81,13 @@ int cis_backend_cuda_device_count(void);
 /* The memory of CUDA device `device` (< 0: device 0) in bytes, from its properties (no context
  * is started for it); 0 when there is no such device. */
 int64_t cis_backend_cuda_device_memory(int device);
+/* The pool a GPU run's build sends its Expansion blocks to as it generates them, so that its
+ * upload generates none again (spmv/hyb_cuda.h, cis_hyb_cuda_pool_create; give it to the build
+ * as cis_hmat_opts.sink): for GPU `device` (< 0: device 0), which offers the matrix
+ * `device_bytes`. Without CUDA: CIS_ERR_NOT_COMPILED. cis_backend_cuda_pool_destroy frees it
+ * (after the upload) and sets *s = NULL. */
+cis_err cis_backend_cuda_pool_create(int device, int64_t device_bytes, cis_block_sink **out);
+void cis_backend_cuda_pool_destroy(cis_block_sink **s);
 /* Start the CUDA context of `device` (< 0: device 0) on a helper thread, so that it overlaps
  * the host's work until cis_backend_create_cuda (about 0.3 s on an H200 host);
  * cis_backend_cuda_prewarm_join waits for it and must come before cis_backend_create_cuda and

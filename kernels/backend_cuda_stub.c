@@ -18,6 +18,15 @@ int64_t cis_backend_cuda_device_memory(int device) {
   return 0;
 }
 
+cis_err cis_backend_cuda_pool_create(int device, int64_t device_bytes, cis_block_sink **out) {
+  (void)device, (void)device_bytes;
+  *out = NULL;
+  CIS_ERROR(CIS_ERR_NOT_COMPILED,
+            "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
+}
+
+void cis_backend_cuda_pool_destroy(cis_block_sink **s) { *s = NULL; }
+
 void cis_backend_cuda_prewarm(int device) { (void)device; }
 
 void cis_backend_cuda_prewarm_join(void) {}

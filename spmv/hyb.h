@@ -55,6 +55,9 @@ typedef cis_err (*cis_regen_fn)(void *ctx, int64_t row0, int64_t nrows, cis_csr_
 typedef cis_err (*cis_regen_apply_fn)(void *ctx, int64_t row0, int64_t nrows, int k,
                                       const double *X, double *Y, int64_t n);
 
+struct cis_census;
+typedef struct cis_block_sink cis_block_sink;
+
 typedef struct {
   int64_t n;
   cis_ell ell;
@@ -68,7 +71,25 @@ typedef struct {
   cis_regen_apply_fn regen_apply; /* optional (NULL: regen, then multiply) */
   struct cis_census *census;      /* optional, owned: the census of the Expansion rows taken
                                      while they were generated (spmv/census.h) */
+  cis_block_sink *sink;           /* optional, borrowed: where the build sent every Expansion
+                                     block as it generated it (cis_block_sink below) */
 } cis_hyb;
+
+/* Where a build sends each Expansion block as soon as it has generated it (cis_hmat_opts.sink):
+ * the GPU upload's pool (spmv/hyb_cuda.h), which stores the blocks on the device while the
+ * matrix is built, so that a GPU run that keeps no host copy generates no row twice.
+ *  begin: once, before the pass, with the matrix's blocks (row ranges set), the sampled count
+ *    of its Expansion entries, the census that will count them (its dictionary chosen) and the
+ *    threads that will generate them; returns 0 to decline, and then no block is sent;
+ *  block: block b's rows right after the census counted them, on the thread (< nthreads) that
+ *    generated them, for distinct blocks at once. A sink that cannot take a block drops it
+ *    and says so to its consumer, who then regenerates the block: a sink never fails a build.
+ * A build whose sink took the blocks leaves it in hyb.sink. */
+struct cis_block_sink {
+  int (*begin)(cis_block_sink *s, const cis_hyb *h, int64_t est_nnz, const struct cis_census *c,
+               int nthreads);
+  void (*block)(cis_block_sink *s, int64_t b, const cis_csr_block *rows);
+};
 
 static inline int cis_csr_block_cached(const cis_csr_block *b) { return b->val != 0; }
 

@@ -1,6 +1,8 @@
 /* cisolve: upload of a hybrid matrix to a CUDA device, and the products (spmv/hyb_cuda.h). */
 #include <math.h>
 #include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Streamed blocks are generated on OpenMP threads: without OpenMP the pragmas below would
@@ -455,23 +457,30 @@ static int may_reside(const cis_hyb *h, int64_t b, int flags) {
   return cis_csr_block_cached(&h->blocks[b]) || h->regen != NULL;
 }
 
-/* Whether the resident entries are to be coded: unless the caller wants plain values (the
- * paper's kernel reads the resident CSR's values) or the blocks that may be resident would be
- * read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB L2) the coded product took
- * 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against 3.67 ms. */
-static cis_err want_coded(const cis_hyb_cuda *d, int flags, int *coded) {
-  const cis_hyb *h = d->h;
+/* Whether the resident entries are to be coded, when the blocks that may be resident take
+ * `bytes` plain: unless the caller wants plain values (the paper's kernel reads the resident
+ * CSR's values) or they would be read from L2 anyway: on H2O/6-31G CISDT (57 MB against a 63 MB
+ * L2) the coded product took 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against
+ * 3.67 ms. */
+static cis_err codes_pay(int flags, int64_t bytes, int *coded) {
   *coded = 0;
   if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return CIS_OK;
   if (!(flags & CIS_HYB_CUDA_CODED)) {
-    int64_t l2 = 0, bytes = h->regen ? 12 * h->nnz_exp : 0;
+    int64_t l2 = 0;
     CIS_CALL(device_l2(&l2));
-    for (int64_t b = 0; b < h->nblocks && !h->regen; b++)
-      if (cis_csr_block_cached(&h->blocks[b])) bytes += h->blocks[b].nnz * 12;
     if (bytes <= 2 * l2) return CIS_OK;
   }
   *coded = 1;
   return CIS_OK;
+}
+
+/* The same for the blocks of d's matrix that may be resident (may_reside). */
+static cis_err want_coded(const cis_hyb_cuda *d, int flags, int *coded) {
+  const cis_hyb *h = d->h;
+  int64_t bytes = h->regen ? 12 * h->nnz_exp : 0;
+  for (int64_t b = 0; b < h->nblocks && !h->regen; b++)
+    if (cis_csr_block_cached(&h->blocks[b])) bytes += h->blocks[b].nnz * 12;
+  return codes_pay(flags, bytes, coded);
 }
 
 /* The census of the blocks that may be resident, and the dictionary: the host's census when it
@@ -849,6 +858,335 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
   return hybrid + sell_bytes(d, p) + h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8 <= d->info.budget;
 }
 
+/* ---- the build's pool ---------------------------------------------------------------------
+ * A GPU run that keeps no host copy of its matrix generates every Expansion block in the build
+ * (for the census) and, without the pool, once more in the upload, which took 0.92-1.10 s of a
+ * 2.1-2.7 s run on H2O/6-31G FCI (H100, 16 host threads). The pool is the build's sink
+ * (spmv/hyb.h): each block is split on its generating thread, right after the census counted
+ * it, into plain entries (a value and a 32-bit column) and coded ones (a code and a column),
+ * each row's in its own order, into the thread's pinned staging, and copied to device arrays
+ * at the next free place: blocks lie in the order they came, a row's entries together. The
+ * upload of a matrix that it will keep as SELL-32 then fills SELL-32 from these arrays
+ * (pool_adopt, cis_sell_fill_kernel reads each row from its start) instead of regenerating. */
+
+/* A building thread's staging: values, columns, coded columns, codes; the copy that read it. */
+typedef struct {
+  char *pinned;
+  size_t cap;
+  cudaEvent_t copied;
+  int pending;
+} pool_stage;
+
+struct cis_hyb_cuda_pool {
+  cis_block_sink sink; /* first: the build's cis_block_sink * is this pool */
+  int device, flags, begun;
+  int64_t device_bytes;
+  const cis_census *cen;
+  const cis_vdict *dict; /* the census's, where the upload will code values; else NULL */
+  int64_t nblocks;
+  int64_t *pbase, *cbase; /* per block: its first plain and coded entry in the arrays */
+  int64_t pcap, ccap, pused, cused, stored;
+  double *pval;
+  int32_t *pcol, *ccol;
+  uint16_t *ccode;
+  cudaStream_t copy;
+  int nstage;
+  pool_stage *stage;
+  int failed;
+  char why[200];       /* why blocks were dropped (failed), or the pool declined */
+  double seconds;      /* the building threads' time in pool_block, summed */
+};
+
+/* The pool's device arrays, in bytes (0 once an upload took or freed them). */
+static int64_t pool_device_bytes(const cis_hyb_cuda_pool *p) {
+  return p && p->pval ? p->pcap * 12 + p->ccap * 6 : 0;
+}
+
+/* The first reason blocks could not be stored; later blocks are dropped too. */
+static void pool_fail(cis_hyb_cuda_pool *p, const char *fmt, ...) {
+#pragma omp critical(cis_hyb_cuda_pool)
+  if (!p->failed) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->why, sizeof p->why, fmt, ap);
+    va_end(ap);
+#pragma omp atomic write
+    p->failed = 1;
+  }
+}
+
+/* The device arrays, the staging and the copy stream (the arrays only where no upload took
+ * them); safe to call twice. */
+static void pool_release(cis_hyb_cuda_pool *p) {
+  if (p->copy) cudaStreamSynchronize(p->copy);
+  dev_free(&p->pval);
+  dev_free(&p->pcol);
+  dev_free(&p->ccol);
+  dev_free(&p->ccode);
+  for (int i = 0; p->stage && i < p->nstage; i++) {
+    if (p->stage[i].pinned) cudaFreeHost(p->stage[i].pinned);
+    if (p->stage[i].copied) cudaEventDestroy(p->stage[i].copied);
+  }
+  cis_free(&p->stage);
+  p->nstage = 0;
+  if (p->copy) cudaStreamDestroy(p->copy);
+  p->copy = NULL;
+  (void)cudaGetLastError();
+}
+
+static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est,
+                      const cis_census *c, int nthreads) {
+  cis_hyb_cuda_pool *p = (cis_hyb_cuda_pool *)s;
+  int coded = 0;
+  if (p->begun) return 0; /* one build per pool */
+  p->begun = 1;
+  int force = (p->flags & CIS_HYB_CUDA_SELL) != 0;
+  if ((p->flags & (CIS_SELL_NEVER | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_SPLIT)) ||
+      (!force && ((p->flags & CIS_SELL_NOT_AUTO) || h->n < CIS_SELL_AUTO_ROWS))) {
+    snprintf(p->why, sizeof p->why, "not taken: the upload will not keep the matrix as SELL-32");
+    return 0;
+  }
+  if (cudaSetDevice(p->device) != cudaSuccess || codes_pay(p->flags, 12 * est, &coded) != CIS_OK) {
+    snprintf(p->why, sizeof p->why, "not taken: GPU %d not usable", p->device);
+    cis_error_clear();
+    (void)cudaGetLastError();
+    return 0;
+  }
+  /* room for the sampled entries and more: the coded share moves with the sample too */
+  double cover = coded && c->dict.size ? c->dict.cover : 0.0;
+  p->dict = cover > 0.0 ? &c->dict : NULL;
+  p->ccap = (int64_t)(1.1 * cover * (double)est) + 4096;
+  p->pcap = (int64_t)((1.1 * (1.0 - cover) + 0.05) * (double)est) + 4096;
+  /* SELL-32 is built beside it, as large again and up to a quarter of padding */
+  if (5 * (p->pcap * 12 + p->ccap * 6) / 2 > p->device_bytes) {
+    char b1[32], b2[32];
+    snprintf(p->why, sizeof p->why, "not taken: %s of blocks, with SELL-32 beside them, "
+             "exceed the %s the GPU offers", cis_format_bytes((double)p->pcap * 12 + 6.0 * p->ccap,
+                                                              b1, sizeof b1),
+             cis_format_bytes((double)p->device_bytes, b2, sizeof b2));
+    p->pcap = p->ccap = 0;
+    return 0;
+  }
+  p->cen = c;
+  p->nblocks = h->nblocks;
+  p->nstage = nthreads;
+  if (cis_calloc(&p->pbase, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *p->pbase, "pool") ||
+      cis_calloc(&p->cbase, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *p->cbase, "pool") ||
+      cis_calloc(&p->stage, (size_t)nthreads, sizeof *p->stage, "pool staging") ||
+      dev_alloc(&p->pval, (size_t)p->pcap * 8, "pool values") ||
+      dev_alloc(&p->pcol, (size_t)p->pcap * 4, "pool columns") ||
+      dev_alloc(&p->ccol, (size_t)p->ccap * 4, "pool coded columns") ||
+      dev_alloc(&p->ccode, (size_t)p->ccap * 2, "pool codes")) {
+    snprintf(p->why, sizeof p->why, "not taken: %s", cis_error_message());
+    cis_error_clear();
+    pool_release(p);
+    return 0;
+  }
+  cudaError_t e = cudaStreamCreateWithFlags(&p->copy, cudaStreamNonBlocking);
+  for (int i = 0; i < nthreads && e == cudaSuccess; i++)
+    e = cudaEventCreateWithFlags(&p->stage[i].copied, cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    snprintf(p->why, sizeof p->why, "not taken: %s", cudaGetErrorName(e));
+    pool_release(p);
+    return 0;
+  }
+  p->why[0] = 0;
+  return 1;
+}
+
+/* Split block b's rows into the thread's staging (plain values and columns, then coded columns
+ * and codes), in each row's order; 0 when the counts differ from the census's. */
+static int pool_split(const cis_hyb_cuda_pool *p, const cis_csr_block *rows, int64_t np,
+                      int64_t nc, char *st) {
+  double *val = (double *)st;
+  int32_t *col = (int32_t *)(val + np), *ccol = col + np;
+  uint16_t *code = (uint16_t *)(ccol + nc);
+  int64_t kp = 0, kc = 0;
+  for (int64_t q = 0; q < rows->nnz; q++) {
+    int c = p->dict ? cis_vdict_code(p->dict, rows->val[q]) : -1;
+    if (c >= 0) {
+      if (kc == nc) return 0;
+      ccol[kc] = rows->col[q];
+      code[kc++] = (uint16_t)c;
+    } else {
+      if (kp == np) return 0;
+      col[kp] = rows->col[q];
+      val[kp++] = rows->val[q];
+    }
+  }
+  return kp == np && kc == nc;
+}
+
+static void pool_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) {
+  cis_hyb_cuda_pool *p = (cis_hyb_cuda_pool *)s;
+  int me = omp_get_thread_num(), failed;
+  double t0 = cis_wtime();
+#pragma omp atomic read
+  failed = p->failed;
+  if (failed) return;
+  if (me >= p->nstage)
+    return pool_fail(p, "thread %d of a build announced with %d", me, p->nstage);
+  int64_t nc = p->dict ? p->cen->bcoded[b] : 0, np = rows->nnz - nc, pb, cb;
+#pragma omp atomic capture
+  {
+    pb = p->pused;
+    p->pused += np;
+  }
+#pragma omp atomic capture
+  {
+    cb = p->cused;
+    p->cused += nc;
+  }
+  if (pb + np > p->pcap || cb + nc > p->ccap)
+    return pool_fail(p, "the blocks outgrew the room the build's sample gave them (%lld and "
+                     "%lld entries)", (long long)p->pcap, (long long)p->ccap);
+  pool_stage *st = &p->stage[me];
+  size_t need = (size_t)(np * 12 + nc * 6);
+  cudaError_t e = cudaSetDevice(p->device);
+  if (e == cudaSuccess && st->pending) e = cudaEventSynchronize(st->copied);
+  st->pending = 0;
+  if (e == cudaSuccess && need > st->cap) {
+    if (st->pinned) cudaFreeHost(st->pinned);
+    st->pinned = NULL;
+    st->cap = 0;
+    e = cudaMallocHost((void **)&st->pinned, need + need / 4);
+    if (e == cudaSuccess) st->cap = need + need / 4;
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return pool_fail(p, "block %lld: %s", (long long)b, cudaGetErrorName(e));
+  }
+  if (!pool_split(p, rows, np, nc, st->pinned))
+    return pool_fail(p, "block %lld: its entries differ from the census's count", (long long)b);
+  char *at = st->pinned;
+  if (np > 0) e = cudaMemcpyAsync(p->pval + pb, at, (size_t)np * 8, cudaMemcpyHostToDevice, p->copy);
+  if (np > 0 && e == cudaSuccess)
+    e = cudaMemcpyAsync(p->pcol + pb, at + np * 8, (size_t)np * 4, cudaMemcpyHostToDevice, p->copy);
+  if (nc > 0 && e == cudaSuccess)
+    e = cudaMemcpyAsync(p->ccol + cb, at + np * 12, (size_t)nc * 4, cudaMemcpyHostToDevice, p->copy);
+  if (nc > 0 && e == cudaSuccess)
+    e = cudaMemcpyAsync(p->ccode + cb, at + np * 12 + nc * 4, (size_t)nc * 2,
+                        cudaMemcpyHostToDevice, p->copy);
+  if (e == cudaSuccess) e = cudaEventRecord(st->copied, p->copy);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return pool_fail(p, "block %lld: %s", (long long)b, cudaGetErrorName(e));
+  }
+  st->pending = 1;
+  p->pbase[b] = pb;
+  p->cbase[b] = cb;
+  double dt = cis_wtime() - t0;
+#pragma omp atomic
+  p->stored++;
+#pragma omp atomic
+  p->seconds += dt;
+}
+
+cis_err cis_hyb_cuda_pool_create(int device, int64_t device_bytes, int flags,
+                                 cis_block_sink **out) {
+  cis_hyb_cuda_pool *p = NULL;
+  *out = NULL;
+  CIS_CALL(cis_calloc(&p, 1, sizeof *p, "the build's pool"));
+  p->sink.begin = pool_begin;
+  p->sink.block = pool_block;
+  p->device = device < 0 ? 0 : device;
+  p->device_bytes = device_bytes;
+  p->flags = flags;
+  *out = &p->sink;
+  return CIS_OK;
+}
+
+void cis_hyb_cuda_pool_destroy(cis_block_sink **s) {
+  if (!*s) return;
+  cis_hyb_cuda_pool *p = (cis_hyb_cuda_pool *)*s;
+  pool_release(p);
+  cis_free(&p->pbase);
+  cis_free(&p->cbase);
+  cis_free(&p);
+  *s = NULL;
+}
+
+/* The build's pool of h, where it has one. */
+static cis_hyb_cuda_pool *pool_of(const cis_hyb *h) {
+  return h->sink && h->sink->begin == pool_begin ? (cis_hyb_cuda_pool *)h->sink : NULL;
+}
+
+/* Whether the upload takes its Expansion entries from the pool: it holds every block, counted
+ * by the census the upload uses, coded as the upload codes them, for SELL-32 (sell_layout).
+ * Else why not, in d->info.pool_note. */
+static int pool_usable(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, int flags) {
+  const char *why = NULL;
+  if (p->failed)
+    why = p->why;
+  else if (!p->pval)
+    why = p->why[0] ? p->why : "not taken";
+  else if (p->stored != d->h->nblocks || p->cen != d->cen)
+    why = "it does not hold every block the census counted";
+  else if ((p->dict != NULL) != (d->dict != NULL))
+    why = "its values are coded where the upload's are not, or the reverse";
+  else if (!d->sell || (flags & (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_SPLIT)))
+    why = "the upload keeps another layout";
+  if (why) snprintf(d->info.pool_note, sizeof d->info.pool_note, "%s", why);
+  return why == NULL;
+}
+
+/* The pool's arrays as the resident Expansion CSR of an upload that turns it into SELL-32 at
+ * once (sell_create, which frees them): each row's start (the row pointers' only use there),
+ * 32-bit columns, the value table. */
+static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
+  cis_err err = CIS_OK;
+  const cis_hyb *h = d->h;
+  const cis_census *c = d->cen;
+  int64_t *ps = NULL, *cs = NULL;
+  CIS_CUDA(cudaStreamSynchronize(p->copy));
+  CIS_TRY(cis_malloc(&ps, (size_t)h->n + 1, sizeof *ps, "pool row starts"));
+  CIS_TRY(cis_malloc(&cs, (size_t)h->n + 1, sizeof *cs, "pool coded row starts"));
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    const cis_csr_block *blk = &h->blocks[b];
+    int64_t at = p->pbase[b], cat = p->cbase[b];
+    for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
+      int64_t nc = d->dict ? c->ncoded[r] : 0;
+      ps[r] = at;
+      cs[r] = cat;
+      at += c->rlen[r] - nc;
+      cat += nc;
+    }
+  }
+  ps[h->n] = p->pused;
+  cs[h->n] = p->cused;
+  CIS_TRY(dev_alloc(&d->rowptr, (size_t)(h->n + 1) * 8, "pool row starts"));
+  CIS_CUDA_TRY(cudaMemcpy(d->rowptr, ps, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
+  if (d->dict) {
+    CIS_TRY(dev_alloc(&d->crowptr, (size_t)(h->n + 1) * 8, "pool coded row starts"));
+    CIS_CUDA_TRY(cudaMemcpy(d->crowptr, cs, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
+    CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict->size * 8, "value dictionary"));
+    CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
+                            cudaMemcpyHostToDevice));
+  }
+  d->info.pool_bytes = pool_device_bytes(p);
+  d->csr_val = p->pval;
+  d->csr_col = p->pcol;
+  d->ccol = p->ccol;
+  d->ccode = p->ccode;
+  p->pval = NULL;
+  p->pcol = p->ccol = NULL;
+  p->ccode = NULL;
+  d->csr_bits = 32;
+  d->info.coded_nnz = d->dict ? p->cused : 0;
+  d->info.dict_size = d->dict ? d->dict->size : 0;
+  d->info.resident_blocks = h->nblocks;
+  d->info.streamed_blocks = 0;
+  d->info.regenerated_blocks = 0;
+  d->info.built_blocks = h->nblocks;
+  d->info.pool_seconds = p->seconds;
+  CIS_TRY(cis_malloc(&d->stream_ids, 1, sizeof *d->stream_ids, "streamed block list"));
+cleanup:
+  cis_free(&ps);
+  cis_free(&cs);
+  pool_release(p);
+  return err;
+}
+
 /* ---- a small matrix split over a cluster -------------------------------------------------
  * The single-vector product of a small matrix is bound by the latency of its few rows, not by
  * its bytes: H2O/6-31G CISDT (25,761 rows) took 29.1 us on an H100 in the hybrid layout, where
@@ -1007,6 +1345,8 @@ static cis_err check_budget(cis_hyb_cuda *d, int64_t budget, int64_t reserve, in
   char b1[32], b2[32], b3[32], b4[32];
   size_t free_b = 0, total_b = 0;
   CIS_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  /* the build's pool holds Expansion blocks for this upload: its memory is the matrix's */
+  free_b += (size_t)pool_device_bytes(pool_of(h));
   int64_t need = cis_hyb_cuda_min_bytes(h, flags);
   if (budget > 0 && need > budget)
     CIS_ERROR(CIS_ERR_NOMEM,
@@ -1101,7 +1441,10 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     /* SELL-32 is built from an upload in the rows' own order with the Reference region as one
      * sliced ELL block */
     sell_plan plan;
+    cis_hyb_cuda_pool *pool = pool_of(h);
     d->sell = sell_layout(d, flags, resident, &plan);
+    int pooled = pool && pool_usable(d, pool, flags);
+    if (pool && !pooled) pool_release(pool); /* its memory back before the upload */
     int lflags = d->sell ? flags | CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_ROW_ORDER : flags;
     d->index_bits = d->info.index_bits = index_bits(h, lflags);
     d->lane_order = d->info.lane_order = (lflags & CIS_HYB_CUDA_ROW_ORDER) ? 0 : d->subwarp;
@@ -1117,7 +1460,10 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
       CIS_TRY(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
     d->info.ell_seconds = cis_wtime() - t0;
     t0 = cis_wtime();
-    CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
+    if (pooled)
+      CIS_TRY(pool_adopt(d, pool));
+    else
+      CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
     if (d->sell) CIS_TRY(sell_create(d, &plan));
     d->info.csr_seconds = cis_wtime() - t0;
     t0 = cis_wtime();

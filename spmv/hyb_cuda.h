@@ -96,6 +96,12 @@ typedef struct {
   int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
   int64_t regenerated_blocks; /* resident blocks the host does not cache: regenerated at upload */
+  int64_t built_blocks;    /* resident blocks taken from the build's pool (cis_hyb_cuda_pool_create):
+                              sent to the device as the build generated them, none regenerated */
+  int64_t pool_bytes;      /* the pool's device arrays, freed once SELL-32 is filled from them */
+  double pool_seconds;     /* the building threads' time splitting blocks into the pool's
+                              staging and sending them, summed over the threads */
+  char pool_note[200];     /* where the matrix has a pool that the upload did not use: why */
   int index_bits;          /* ELL columns: 16 or 32 bits (16 in column tiles) */
   int tile_cols;           /* the Reference region in column tiles of this many columns, each
                               group of rows multiplying it a tile at a time (0: one sliced ELL
@@ -152,6 +158,27 @@ typedef struct {
   double t_wall;           /* s, host: the whole products, to the end of the last kernel */
   int64_t bytes_copied;    /* total bytes sent host-to-device by the products */
 } cis_hyb_cuda_times;
+
+/* The pool of Expansion blocks that a build sends to the device as it generates them: a
+ * cis_block_sink (spmv/hyb.h) to give the build (cis_hmat_opts.sink), for an upload that keeps
+ * the whole matrix as SELL-32 (by default, a matrix of 262144 rows or more whose blocks are all
+ * resident; with CIS_HYB_CUDA_SELL in `flags`, any size). Each block is split on its generating
+ * thread, right after the census counted it, into plain and coded entries (coded with the
+ * census's dictionary where the upload will code values), each row's in its own order, in
+ * pinned staging, and copied into device arrays sized from the build's sample, blocks in the
+ * order they come. cis_hyb_cuda_create2 of the matrix (hyb.sink is the pool) then fills SELL-32
+ * from those arrays and frees them, instead of generating every block a second time.
+ * The pool declines the build (begin) where the upload would keep another layout, or it and
+ * SELL-32 beside it would not fit in `device_bytes` (the bytes the GPU offers the matrix); a
+ * block that does not fit the arrays or fails is dropped, with the blocks after it: the upload
+ * then frees the arrays and regenerates every block as without a pool (cis_hyb_cuda_info says
+ * why). device < 0: device 0. Ownership: the pool owns its device arrays until an upload takes
+ * them, and its staging; cis_hyb_cuda_pool_destroy frees what is left and sets *s = NULL. It
+ * must outlive the build and the upload (hyb.sink borrows it). */
+typedef struct cis_hyb_cuda_pool cis_hyb_cuda_pool;
+cis_err cis_hyb_cuda_pool_create(int device, int64_t device_bytes, int flags,
+                                 cis_block_sink **out);
+void cis_hyb_cuda_pool_destroy(cis_block_sink **s);
 
 /* Device bytes the resident ELL block and the workspace need: the smallest usable budget. */
 int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags);

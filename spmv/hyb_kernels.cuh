@@ -647,7 +647,9 @@ __global__ void __launch_bounds__(CIS_SPLIT_T, 1)
 
 /* The SELL-32 copy of row r's entries, its ELL part then its resident Expansion part, both in
  * the row's own order (an upload without lane order), and its coded part into the coded SELL-32
- * (cm.table != NULL): a thread per row. */
+ * (cm.table != NULL): a thread per row. A row's Expansion entries are read from where
+ * m.rowptr[r] and cm.rowptr[r] say it starts, as many as the SELL-32 row lengths leave: the
+ * rows need not be consecutive (the build's pool stores blocks in the order they came). */
 template <typename CI, typename CE>
 __global__ void cis_sell_fill_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, cis_coded_view<CE> cm,
                                      int64_t nrows, cis_sell_view sv, int32_t *__restrict__ col,
@@ -656,19 +658,19 @@ __global__ void cis_sell_fill_kernel(cis_ell_view<CI> e, cis_csr_view<CE> m, cis
   const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= nrows) return;
   if (cm.table) {
-    const int64_t cb = sv.cptr[r >> 5] + (r & 31);
-    for (int64_t p = cm.rowptr[r], t = 0; p < cm.rowptr[r + 1]; p++, t++) {
-      ccol[cb + 32 * t] = (int32_t)cm.col[p];
-      ccode[cb + 32 * t] = cm.code[p];
+    const int64_t cb = sv.cptr[r >> 5] + (r & 31), p0 = cm.rowptr[r];
+    for (int64_t t = 0; t < sv.clen[r]; t++) {
+      ccol[cb + 32 * t] = (int32_t)cm.col[p0 + t];
+      ccode[cb + 32 * t] = cm.code[p0 + t];
     }
   }
-  const int64_t base = sv.ptr[r >> 5] + (r & 31), q0 = e.start(r);
+  const int64_t base = sv.ptr[r >> 5] + (r & 31), q0 = e.start(r), p0 = m.rowptr[r];
   int64_t t = 0;
   for (int i = 0; i < e.row_len[r]; i++, t++) {
     col[base + 32 * t] = (int32_t)e.col[q0 + i];
     val[base + 32 * t] = e.val[q0 + i];
   }
-  for (int64_t p = m.rowptr[r]; p < m.rowptr[r + 1]; p++, t++) {
+  for (int64_t p = p0; t < sv.len[r]; p++, t++) {
     col[base + 32 * t] = (int32_t)m.col[p];
     val[base + 32 * t] = m.val[p];
   }

@@ -8,8 +8,9 @@
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
  * columns), the Reference region as one ELL block and in column tiles (by default where it is
  * wide and dense enough, forced elsewhere), SELL-32 and the split over a thread-block cluster
- * (forced), sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and values coded through a
- * dictionary where they repeat (plain where they do not). The
+ * (forced), SELL-32 filled from a build's pool of blocks sent as they were generated,
+ * sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and values coded through a dictionary where
+ * they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
  * Exit 77 (skipped) when no CUDA device is usable.
@@ -22,6 +23,7 @@
 extern "C" {
 #include "core/util.h"
 #include "kernels/backend.h"
+#include "spmv/census.h"
 #include "spmv/hyb.h"
 }
 #include <cuda_runtime.h>
@@ -514,6 +516,100 @@ static void check_regenerated(const test_case *tc, cis_hyb *h, const double *dX,
   }
 }
 
+/* One upload (flags) of h with a build's pool (cis_hyb_cuda_pool_create with pool_flags),
+ * filled as a build fills it: a census, then every block, counted and sent last first (a
+ * parallel build sends them in any order), the pool sized from `est` entries. Where the pool is
+ * expected to be used (`used`), SELL-32 must come from it, every block sent, none regenerated;
+ * else the upload must say why not. Either way its product for k = ks[1] must equal `Yplain`
+ * (the same upload without a pool) bit for bit, and where it was used every product must
+ * match the CPU. */
+static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, int flags,
+                              int64_t est, int used, const double *Yplain, const char *what,
+                              const double *dX, double *dY, double *const *Yref, double *Y) {
+  cis_census c;
+  cis_block_sink *pool = NULL;
+  cis_hyb_cuda *d = NULL;
+  cis_hyb_cuda_info info;
+  char tag[160];
+  snprintf(tag, sizeof tag, ", upload from the build's pool (%s)", what);
+  if (cis_census_init(&c, h, (flags & CIS_HYB_CUDA_CODED) != 0) != CIS_OK) return fail_err(tc->label);
+  if (cis_hyb_cuda_pool_create(-1, (int64_t)1 << 40, pool_flags, &pool) != CIS_OK) {
+    cis_census_free(&c);
+    return fail_err(tc->label);
+  }
+  int took = pool->begin(pool, h, est, &c, 1);
+  for (int64_t b = h->nblocks - 1; b >= 0; b--) {
+    cis_census_block(&c, b, &h->blocks[b]);
+    if (took) pool->block(pool, b, &h->blocks[b]);
+  }
+  h->census = &c;
+  h->sink = took ? pool : NULL;
+  if (cis_hyb_cuda_create(h, 0, flags, 0, &d) != CIS_OK) {
+    fail_err(tc->label);
+  } else {
+    cis_hyb_cuda_get_info(d, &info);
+    int ok = used ? took && info.sell == 32 && info.built_blocks == h->nblocks &&
+                        info.regenerated_blocks == 0 && !info.pool_note[0]
+                  : info.built_blocks == 0 && (!took || info.pool_note[0]);
+    printf("%-4s %s: pool %s, %lld of %lld blocks from it, SELL-%d%s%s\n", ok ? "ok" : "FAIL",
+           tc->label, took ? "filled" : "declined", (long long)info.built_blocks,
+           (long long)h->nblocks, info.sell, info.pool_note[0] ? "; not used: " : "",
+           info.pool_note);
+    if (!ok) g_fail++;
+    if (used) check_ours(tc, d, tag, dX, dY, Yref, Y);
+    poison(dY, tc->n * ks[1]);
+    if (cis_hyb_cuda_apply(d, ks[1], dX, dY) != CIS_OK) {
+      fail_err(tc->label);
+    } else {
+      cuda_ok(cudaMemcpy(Y, dY, (size_t)(tc->n * ks[1]) * 8, cudaMemcpyDeviceToHost), tc->label);
+      int same = Yplain && memcmp(Y, Yplain, (size_t)(tc->n * ks[1]) * 8) == 0;
+      printf("%-4s %s: product k=%d%s bit for bit that of the upload without it\n",
+             same ? "ok" : "FAIL", tc->label, ks[1], tag);
+      if (!same) g_fail++;
+    }
+  }
+  cis_hyb_cuda_destroy(&d);
+  h->census = NULL;
+  h->sink = NULL;
+  cis_hyb_cuda_pool_destroy(&pool);
+  cis_census_free(&c);
+}
+
+/* The build's pool (spmv/hyb_cuda.h): used for SELL-32 (forced; by default on the cases of
+ * 262144 rows or more that the default upload keeps as SELL-32), plain and coded; not used when
+ * its blocks outgrow the room its sample gave them (an estimate of one entry), or when the upload
+ * keeps the hybrid layout; declined when the upload will not keep SELL-32. */
+static void check_pooled(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
+                         double *const *Yref, double *Y) {
+  for (int coded = 0; coded <= (tc->distinct > 0 && h->nnz_exp > 0); coded++) {
+    int flags = CIS_HYB_CUDA_SELL | (coded ? CIS_HYB_CUDA_CODED : 0);
+    const char *c = coded ? ", coded" : "";
+    char what[96];
+    double *Ysell = upload_product(tc, h, flags, ks[1], dX, dY);
+    snprintf(what, sizeof what, "SELL-32 forced%s", c);
+    check_pool_upload(tc, h, flags, flags, h->nnz_exp, tc->n > 0, Ysell, what, dX, dY, Yref, Y);
+    if (h->nnz_exp > 8200) {
+      snprintf(what, sizeof what, "SELL-32 forced%s, the pool too small", c);
+      check_pool_upload(tc, h, flags, flags, 1, 0, Ysell, what, dX, dY, Yref, Y);
+    }
+    free(Ysell);
+    int hybrid = (flags & ~CIS_HYB_CUDA_SELL) | CIS_HYB_CUDA_NO_SELL;
+    double *Yhyb = upload_product(tc, h, hybrid, ks[1], dX, dY);
+    snprintf(what, sizeof what, "hybrid layout%s", c);
+    check_pool_upload(tc, h, flags, hybrid, h->nnz_exp, 0, Yhyb, what, dX, dY, Yref, Y);
+    free(Yhyb);
+  }
+  cis_hyb_cuda *d = NULL;
+  cis_hyb_cuda_info info;
+  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
+  cis_hyb_cuda_get_info(d, &info);
+  cis_hyb_cuda_destroy(&d);
+  double *Ydef = upload_product(tc, h, 0, ks[1], dX, dY);
+  check_pool_upload(tc, h, 0, 0, h->nnz_exp, info.sell == 32, Ydef, "by default", dX, dY, Yref,
+                    Y);
+  free(Ydef);
+}
+
 /* Every Expansion block streamed: half from the host cache, half regenerated. */
 static void check_streamed(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                            double *const *Yref, double *Y) {
@@ -611,6 +707,7 @@ static void run_case(const test_case *tc) {
   check_tiling(tc, &h, dX, dY, Yref, Y);
   check_sell(tc, &h, dX, dY, Yref, Y);
   check_split(tc, &h, dX, dY, Yref, Y);
+  check_pooled(tc, &h, dX, dY, Yref, Y);
   double *Ycached[2] = {upload_product(tc, &h, 0, ks[1], dX, dY),
                         tc->distinct > 0 ? upload_product(tc, &h, CIS_HYB_CUDA_CODED, ks[1], dX, dY)
                                          : NULL};

@@ -2,7 +2,7 @@
  *
  * usage: test_hmat_pyscf FILE.h5 [--space fci|cisd] [--ref-size N] [--budget BYTES]
  *                                [--block-rows N] [--expect-streamed] [--expect-cached N]
- *                                [--s2-search] [--census]
+ *                                [--s2-search] [--census] [--sink take|decline]
  * Determinants are matched by their bit strings. Checks: every element of our H against
  * PySCF's H (when the file holds it; for a truncated space, the principal submatrix), H x
  * against PySCF's contract_2e x (FCI only), the Reference block and the diagonal against H,
@@ -10,10 +10,15 @@
  * single-excitation targets found by search, not from cis_space_s2's table). --census: the
  * matrix is built with the census a GPU upload takes (cis_hmat_opts.census), which must match
  * every block's rows as regenerated afterwards (the upload stores them so), counted again with
- * the census's own dictionary.
+ * the census's own dictionary. --sink (with --census): the build sends its blocks to a sink
+ * (cis_hmat_opts.sink, spmv/hyb.h) that keeps a copy of each (take) or declines them (decline):
+ * a taking sink must be asked once, get every block once, after the census counted it, from a
+ * thread the build announced, and the same rows as regenerated afterwards; a declining one must
+ * get no block.
  */
 #include <hdf5.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +234,96 @@ static void check_census(const cis_hmat *h) {
   cis_csr_block_free(&scratch);
 }
 
+/* A block sink that keeps a copy of every block it is sent, or declines the build. */
+typedef struct {
+  cis_block_sink base;
+  int take, begun, nthreads;
+  int64_t est, nblocks, sent, bad_thread, uncounted;
+  const cis_census *census;
+  int *seen;           /* per block: times sent */
+  cis_csr_block *copy; /* per block: the rows sent */
+} rec_sink;
+
+static int rec_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, const cis_census *c,
+                     int nthreads) {
+  rec_sink *r = (rec_sink *)s;
+  r->begun++;
+  r->est = est;
+  r->census = c;
+  r->nthreads = nthreads;
+  r->nblocks = h->nblocks;
+  if (!r->take) return 0;
+  r->seen = calloc((size_t)h->nblocks + 1, sizeof *r->seen);
+  r->copy = calloc((size_t)h->nblocks + 1, sizeof *r->copy);
+  return r->seen && r->copy;
+}
+
+static void rec_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) {
+  rec_sink *r = (rec_sink *)s;
+#pragma omp atomic
+  r->sent++;
+  if (omp_get_thread_num() >= r->nthreads) {
+#pragma omp atomic
+    r->bad_thread++;
+  }
+  if (!r->seen || b < 0 || b >= r->nblocks) return;
+  if (!r->census->counted[b]) {
+#pragma omp atomic
+    r->uncounted++;
+  }
+#pragma omp atomic
+  r->seen[b]++;
+  cis_csr_block *c = &r->copy[b];
+  if (cis_csr_block_reserve(c, rows->nrows, CIS_MAX(rows->nnz, (int64_t)1)) != CIS_OK) return;
+  c->row0 = rows->row0;
+  c->nrows = rows->nrows;
+  c->nnz = rows->nnz;
+  memcpy(c->rowptr, rows->rowptr, sizeof(int64_t) * (size_t)(rows->nrows + 1));
+  memcpy(c->col, rows->col, sizeof(int32_t) * (size_t)rows->nnz);
+  memcpy(c->val, rows->val, sizeof(double) * (size_t)rows->nnz);
+}
+
+static void check_sink(const cis_hmat *h, rec_sink *r) {
+  const cis_hyb *y = &h->hyb;
+  cis_csr_block scratch;
+  int64_t twice = 0, differ = 0;
+  memset(&scratch, 0, sizeof scratch);
+  EXPECT(r->begun == 1, "the sink was asked %d times whether it takes the build", r->begun);
+  EXPECT(r->est > 0 && r->census == y->census && r->nblocks == y->nblocks,
+         "the sink was told the sampled entries (%ld), the census and the %ld blocks",
+         (long)r->est, (long)y->nblocks);
+  if (!r->take) {
+    EXPECT(r->sent == 0 && y->sink == NULL, "a declining sink was sent %ld blocks",
+           (long)r->sent);
+    return;
+  }
+  EXPECT(y->sink == &r->base, "the matrix keeps the sink that took its blocks");
+  EXPECT(r->bad_thread == 0 && r->uncounted == 0,
+         "%ld blocks came from threads the build did not announce, %ld before the census",
+         (long)r->bad_thread, (long)r->uncounted);
+  for (int64_t b = 0; r->seen && b < y->nblocks; b++) {
+    twice += r->seen[b] != 1;
+    const cis_csr_block *blk = NULL, *c = &r->copy[b];
+    if (cis_hyb_block_rows(y, b, &scratch, &blk) != CIS_OK) {
+      cis_error_print(1);
+      differ++;
+      continue;
+    }
+    differ += c->row0 != blk->row0 || c->nrows != blk->nrows || c->nnz != blk->nnz ||
+              memcmp(c->rowptr, blk->rowptr, sizeof(int64_t) * (size_t)(blk->nrows + 1)) ||
+              memcmp(c->col, blk->col, sizeof(int32_t) * (size_t)blk->nnz) ||
+              memcmp(c->val, blk->val, sizeof(double) * (size_t)blk->nnz);
+  }
+  printf("sink: %ld blocks sent, %ld entries sampled before the build\n", (long)r->sent,
+         (long)r->est);
+  EXPECT(twice == 0 && r->sent == y->nblocks, "%ld blocks not sent exactly once", (long)twice);
+  EXPECT(differ == 0, "%ld blocks sent differ from their rows regenerated", (long)differ);
+  for (int64_t b = 0; r->copy && b < y->nblocks; b++) cis_csr_block_free(&r->copy[b]);
+  free(r->copy);
+  free(r->seen);
+  cis_csr_block_free(&scratch);
+}
+
 /* An explicit list: every third PySCF determinant, in reverse order. */
 static cis_err make_list(const ref_data *r, cis_space_spec *spec) {
   int64_t N = r->na * r->nb, n = (N + 2) / 3, nw = r->nw;
@@ -249,6 +344,7 @@ static int run(const char *path, int argc, char **argv) {
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
   cis_space_opts so = {0, 0};
   cis_hmat_opts ho = {.mem_budget = -1};
+  rec_sink sink = {.base = {rec_begin, rec_block}};
   int expect_streamed = 0;
   long expect_cached = -1;
   for (int a = 2; a < argc; a++) {
@@ -268,6 +364,9 @@ static int run(const char *path, int argc, char **argv) {
       expect_cached = atol(argv[++a]);
     } else if (!strcmp(argv[a], "--census")) {
       ho.census = 1;
+    } else if (!strcmp(argv[a], "--sink") && a + 1 < argc) {
+      sink.take = !strcmp(argv[++a], "take");
+      ho.sink = &sink.base;
     } else if (!strcmp(argv[a], "--s2-search")) {
       cis_space_set_s2_table_limit(0);
     } else {
@@ -301,6 +400,7 @@ static int run(const char *path, int argc, char **argv) {
     EXPECT(h->hyb.ncached == expect_cached, "%ld blocks cached, expected %ld",
            (long)h->hyb.ncached, expect_cached);
   if (ho.census) check_census(h);
+  if (ho.sink) check_sink(h, &sink);
   EXPECT(ho.census || h->hyb.census == NULL, "no census unless asked for");
   if (r.hval) check_elements(&r, h, map);
   if (spec.kind == CIS_SPACE_FCI) {
