@@ -106,7 +106,7 @@ typedef struct {
   int64_t *nnz;        /* nblocks: Expansion entries */
   int64_t budget, used, first_refused;
   cis_census *census;  /* NULL, or counts each block as it is generated */
-  cis_block_sink *sink; /* NULL, or takes each block after the census (spmv/hyb.h) */
+  cis_block_sink *sink; /* NULL, or takes each block and counts it (spmv/hyb.h) */
 } build_state;
 
 /* Reference and Expansion entries per row from a sample of rows: the block size and the
@@ -244,8 +244,10 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
       if (ok && st->census) {
         out.row0 = st->hy->blocks[b].row0;
         out.nrows = st->hy->blocks[b].nrows;
-        cis_census_block(st->census, b, &out);
-        if (st->sink) st->sink->block(st->sink, b, &out);
+        if (st->sink)
+          st->sink->block(st->sink, b, &out); /* which counts it */
+        else
+          cis_census_block(st->census, b, &out);
       }
       st->nnz[b] = out.nnz;
       nexp += out.nnz;

@@ -33,7 +33,8 @@ cleanup:
   return err;
 }
 
-void cis_census_block(cis_census *c, int64_t b, const cis_csr_block *rows) {
+/* The row lengths of block b, and that it was counted (its coded counts are the caller's). */
+static void count_rows(cis_census *c, int64_t b, const cis_csr_block *rows) {
   int64_t longest = 0;
   for (int64_t l = 0; l < rows->nrows; l++) {
     int64_t len = rows->rowptr[l + 1] - rows->rowptr[l];
@@ -41,10 +42,40 @@ void cis_census_block(cis_census *c, int64_t b, const cis_csr_block *rows) {
     longest = CIS_MAX(longest, len);
   }
   c->bnnz[b] = rows->nnz;
-  if (c->dict.size) c->bcoded[b] = cis_vdict_count_block(&c->dict, rows, c->ncoded + rows->row0);
 #pragma omp critical(cis_census_longest)
   c->longest = CIS_MAX(c->longest, longest);
   c->counted[b] = 1;
+}
+
+void cis_census_block(cis_census *c, int64_t b, const cis_csr_block *rows) {
+  if (c->dict.size) c->bcoded[b] = cis_vdict_count_block(&c->dict, rows, c->ncoded + rows->row0);
+  count_rows(c, b, rows);
+}
+
+int64_t cis_census_split(cis_census *c, int64_t b, const cis_csr_block *rows, int coded,
+                         double *val, int32_t *col, int32_t *ccol, uint16_t *code) {
+  const cis_vdict *d = c->dict.size ? &c->dict : NULL;
+  int64_t kp = 0, kc = 0, sum = 0;
+  coded = coded && d;
+  for (int64_t l = 0; l < rows->nrows; l++) {
+    int32_t n = 0;
+    for (int64_t p = rows->rowptr[l]; p < rows->rowptr[l + 1]; p++) {
+      int k = d ? cis_vdict_code(d, rows->val[p]) : -1;
+      n += k >= 0;
+      if (k >= 0 && coded) {
+        ccol[kc] = rows->col[p];
+        code[kc++] = (uint16_t)k;
+      } else {
+        col[kp] = rows->col[p];
+        val[kp++] = rows->val[p];
+      }
+    }
+    if (d) c->ncoded[rows->row0 + l] = n;
+    sum += n;
+  }
+  if (d) c->bcoded[b] = sum;
+  count_rows(c, b, rows);
+  return kc;
 }
 
 int cis_census_complete(const cis_census *c) {

@@ -39,6 +39,13 @@ typedef struct cis_census {
 cis_err cis_census_init(cis_census *c, const cis_hyb *h, int coded);
 /* Count the rows of block b (rows: its entries, cached or just generated). */
 void cis_census_block(cis_census *c, int64_t b, const cis_csr_block *rows);
+/* The same, splitting the entries on the way as an upload with coded values stores them, one
+ * dictionary lookup an entry for both: with `coded` (and a dictionary), each coded entry's
+ * column and code into ccol and code, the others' values and columns into val and col; without,
+ * every entry into val and col. Each row's entries keep their order, rows follow each other;
+ * each array has room for the block's entries. Returns the entries put into ccol. */
+int64_t cis_census_split(cis_census *c, int64_t b, const cis_csr_block *rows, int coded,
+                         double *val, int32_t *col, int32_t *ccol, uint16_t *code);
 int cis_census_complete(const cis_census *c);
 /* Count every block of h that `want` selects (NULL: all) and that c has not counted yet, on
  * OpenMP threads, a block per task; blocks the host does not cache are regenerated. */

@@ -81,12 +81,14 @@ typedef struct {
  *  begin: once, before the pass, with the matrix's blocks (row ranges set), the sampled count
  *    of its Expansion entries, the census that will count them (its dictionary chosen) and the
  *    threads that will generate them; returns 0 to decline, and then no block is sent;
- *  block: block b's rows right after the census counted them, on the thread (< nthreads) that
- *    generated them, for distinct blocks at once. A sink that cannot take a block drops it
- *    and says so to its consumer, who then regenerates the block: a sink never fails a build.
+ *  block: block b's rows as soon as they are generated, on the thread (< nthreads) that
+ *    generated them, for distinct blocks at once. The sink counts them in the census in the
+ *    build's place (cis_census_block, or cis_census_split, which splits them on the way), kept
+ *    or not. A sink that cannot keep a block drops it and says so to its consumer, who then
+ *    regenerates it: a sink never fails a build.
  * A build whose sink took the blocks leaves it in hyb.sink. */
 struct cis_block_sink {
-  int (*begin)(cis_block_sink *s, const cis_hyb *h, int64_t est_nnz, const struct cis_census *c,
+  int (*begin)(cis_block_sink *s, const cis_hyb *h, int64_t est_nnz, struct cis_census *c,
                int nthreads);
   void (*block)(cis_block_sink *s, int64_t b, const cis_csr_block *rows);
 };

@@ -862,10 +862,11 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
  * A GPU run that keeps no host copy of its matrix generates every Expansion block in the build
  * (for the census) and, without the pool, once more in the upload, which took 0.92-1.10 s of a
  * 2.1-2.7 s run on H2O/6-31G FCI (H100, 16 host threads). The pool is the build's sink
- * (spmv/hyb.h): each block is split on its generating thread, right after the census counted
- * it, into plain entries (a value and a 32-bit column) and coded ones (a code and a column),
- * each row's in its own order, into the thread's pinned staging, and copied to device arrays
- * at the next free place: blocks lie in the order they came, a row's entries together. The
+ * (spmv/hyb.h): each block is counted for the census and split on its generating thread, one
+ * dictionary lookup an entry for both (cis_census_split), into plain entries (a value and a
+ * 32-bit column) and coded ones (a code and a column), each row's in its own order, into the
+ * thread's pinned staging, and copied to device arrays at the next free places: blocks lie in
+ * the order they came, a row's entries together. The
  * upload of a matrix that it will keep as SELL-32 then fills SELL-32 from these arrays
  * (pool_adopt, cis_sell_fill_kernel reads each row from its start) instead of regenerating. */
 
@@ -881,7 +882,7 @@ struct cis_hyb_cuda_pool {
   cis_block_sink sink; /* first: the build's cis_block_sink * is this pool */
   int device, flags, begun;
   int64_t device_bytes;
-  const cis_census *cen;
+  cis_census *cen;
   const cis_vdict *dict; /* the census's, where the upload will code values; else NULL */
   int64_t nblocks;
   int64_t *pbase, *cbase; /* per block: its first plain and coded entry in the arrays */
@@ -934,8 +935,8 @@ static void pool_release(cis_hyb_cuda_pool *p) {
   (void)cudaGetLastError();
 }
 
-static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est,
-                      const cis_census *c, int nthreads) {
+static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_census *c,
+                      int nthreads) {
   cis_hyb_cuda_pool *p = (cis_hyb_cuda_pool *)s;
   int coded = 0;
   if (p->begun) return 0; /* one build per pool */
@@ -994,39 +995,44 @@ static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est,
   return 1;
 }
 
-/* Split block b's rows into the thread's staging (plain values and columns, then coded columns
- * and codes), in each row's order; 0 when the counts differ from the census's. */
-static int pool_split(const cis_hyb_cuda_pool *p, const cis_csr_block *rows, int64_t np,
-                      int64_t nc, char *st) {
-  double *val = (double *)st;
-  int32_t *col = (int32_t *)(val + np), *ccol = col + np;
-  uint16_t *code = (uint16_t *)(ccol + nc);
-  int64_t kp = 0, kc = 0;
-  for (int64_t q = 0; q < rows->nnz; q++) {
-    int c = p->dict ? cis_vdict_code(p->dict, rows->val[q]) : -1;
-    if (c >= 0) {
-      if (kc == nc) return 0;
-      ccol[kc] = rows->col[q];
-      code[kc++] = (uint16_t)c;
-    } else {
-      if (kp == np) return 0;
-      col[kp] = rows->col[q];
-      val[kp++] = rows->val[q];
-    }
-  }
-  return kp == np && kc == nc;
-}
-
+/* Block b: counted in the census and split into the thread's staging (values, columns, coded
+ * columns, codes; room for every entry in each) in one pass over its entries
+ * (cis_census_split), then copied to the next free places in the device arrays. A block the
+ * pool cannot keep is still counted. */
 static void pool_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) {
   cis_hyb_cuda_pool *p = (cis_hyb_cuda_pool *)s;
   int me = omp_get_thread_num(), failed;
   double t0 = cis_wtime();
 #pragma omp atomic read
   failed = p->failed;
-  if (failed) return;
-  if (me >= p->nstage)
-    return pool_fail(p, "thread %d of a build announced with %d", me, p->nstage);
-  int64_t nc = p->dict ? p->cen->bcoded[b] : 0, np = rows->nnz - nc, pb, cb;
+  if (failed || me >= p->nstage) {
+    cis_census_block(p->cen, b, rows);
+    if (!failed) pool_fail(p, "thread %d of a build announced with %d", me, p->nstage);
+    return;
+  }
+  pool_stage *st = &p->stage[me];
+  int64_t nnz = rows->nnz;
+  size_t need = (size_t)nnz * 18;
+  cudaError_t e = cudaSetDevice(p->device);
+  if (e == cudaSuccess && st->pending) e = cudaEventSynchronize(st->copied);
+  st->pending = 0;
+  if (e == cudaSuccess && need > st->cap) {
+    if (st->pinned) cudaFreeHost(st->pinned);
+    st->pinned = NULL;
+    st->cap = 0;
+    e = cudaMallocHost((void **)&st->pinned, need + need / 4);
+    if (e == cudaSuccess) st->cap = need + need / 4;
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    cis_census_block(p->cen, b, rows);
+    return pool_fail(p, "block %lld: %s", (long long)b, cudaGetErrorName(e));
+  }
+  double *val = (double *)st->pinned;
+  int32_t *col = (int32_t *)(st->pinned + nnz * 8), *ccol = col + nnz;
+  uint16_t *code = (uint16_t *)(ccol + nnz);
+  int64_t nc = cis_census_split(p->cen, b, rows, p->dict != NULL, val, col, ccol, code);
+  int64_t np = nnz - nc, pb, cb;
 #pragma omp atomic capture
   {
     pb = p->pused;
@@ -1040,33 +1046,13 @@ static void pool_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) 
   if (pb + np > p->pcap || cb + nc > p->ccap)
     return pool_fail(p, "the blocks outgrew the room the build's sample gave them (%lld and "
                      "%lld entries)", (long long)p->pcap, (long long)p->ccap);
-  pool_stage *st = &p->stage[me];
-  size_t need = (size_t)(np * 12 + nc * 6);
-  cudaError_t e = cudaSetDevice(p->device);
-  if (e == cudaSuccess && st->pending) e = cudaEventSynchronize(st->copied);
-  st->pending = 0;
-  if (e == cudaSuccess && need > st->cap) {
-    if (st->pinned) cudaFreeHost(st->pinned);
-    st->pinned = NULL;
-    st->cap = 0;
-    e = cudaMallocHost((void **)&st->pinned, need + need / 4);
-    if (e == cudaSuccess) st->cap = need + need / 4;
-  }
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    return pool_fail(p, "block %lld: %s", (long long)b, cudaGetErrorName(e));
-  }
-  if (!pool_split(p, rows, np, nc, st->pinned))
-    return pool_fail(p, "block %lld: its entries differ from the census's count", (long long)b);
-  char *at = st->pinned;
-  if (np > 0) e = cudaMemcpyAsync(p->pval + pb, at, (size_t)np * 8, cudaMemcpyHostToDevice, p->copy);
+  if (np > 0) e = cudaMemcpyAsync(p->pval + pb, val, (size_t)np * 8, cudaMemcpyHostToDevice, p->copy);
   if (np > 0 && e == cudaSuccess)
-    e = cudaMemcpyAsync(p->pcol + pb, at + np * 8, (size_t)np * 4, cudaMemcpyHostToDevice, p->copy);
+    e = cudaMemcpyAsync(p->pcol + pb, col, (size_t)np * 4, cudaMemcpyHostToDevice, p->copy);
   if (nc > 0 && e == cudaSuccess)
-    e = cudaMemcpyAsync(p->ccol + cb, at + np * 12, (size_t)nc * 4, cudaMemcpyHostToDevice, p->copy);
+    e = cudaMemcpyAsync(p->ccol + cb, ccol, (size_t)nc * 4, cudaMemcpyHostToDevice, p->copy);
   if (nc > 0 && e == cudaSuccess)
-    e = cudaMemcpyAsync(p->ccode + cb, at + np * 12 + nc * 4, (size_t)nc * 2,
-                        cudaMemcpyHostToDevice, p->copy);
+    e = cudaMemcpyAsync(p->ccode + cb, code, (size_t)nc * 2, cudaMemcpyHostToDevice, p->copy);
   if (e == cudaSuccess) e = cudaEventRecord(st->copied, p->copy);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();

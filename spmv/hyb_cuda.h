@@ -162,11 +162,11 @@ typedef struct {
 /* The pool of Expansion blocks that a build sends to the device as it generates them: a
  * cis_block_sink (spmv/hyb.h) to give the build (cis_hmat_opts.sink), for an upload that keeps
  * the whole matrix as SELL-32 (by default, a matrix of 262144 rows or more whose blocks are all
- * resident; with CIS_HYB_CUDA_SELL in `flags`, any size). Each block is split on its generating
- * thread, right after the census counted it, into plain and coded entries (coded with the
- * census's dictionary where the upload will code values), each row's in its own order, in
- * pinned staging, and copied into device arrays sized from the build's sample, blocks in the
- * order they come. cis_hyb_cuda_create2 of the matrix (hyb.sink is the pool) then fills SELL-32
+ * resident; with CIS_HYB_CUDA_SELL in `flags`, any size). Each block is counted for the census
+ * and split on its generating thread in one pass (cis_census_split) into plain and coded
+ * entries (coded with the census's dictionary where the upload will code values), each row's
+ * in its own order, in pinned staging, and copied into device arrays sized from the build's
+ * sample, blocks in the order they come. cis_hyb_cuda_create2 of the matrix (hyb.sink is the pool) then fills SELL-32
  * from those arrays and frees them, instead of generating every block a second time.
  * The pool declines the build (begin) where the upload would keep another layout, or it and
  * SELL-32 beside it would not fit in `device_bytes` (the bytes the GPU offers the matrix); a

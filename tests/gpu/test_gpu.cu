@@ -517,8 +517,9 @@ static void check_regenerated(const test_case *tc, cis_hyb *h, const double *dX,
 }
 
 /* One upload (flags) of h with a build's pool (cis_hyb_cuda_pool_create with pool_flags),
- * filled as a build fills it: a census, then every block, counted and sent last first (a
- * parallel build sends them in any order), the pool sized from `est` entries. Where the pool is
+ * filled as a build fills it: a census, then every block sent, last first (a parallel build
+ * sends them in any order), the pool counting them in the census (every block, kept or not),
+ * the pool sized from `est` entries. Where the pool is
  * expected to be used (`used`), SELL-32 must come from it, every block sent, none regenerated;
  * else the upload must say why not. Either way its product for k = ks[1] must equal `Yplain`
  * (the same upload without a pool) bit for bit, and where it was used every product must
@@ -539,18 +540,21 @@ static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, i
   }
   int took = pool->begin(pool, h, est, &c, 1);
   for (int64_t b = h->nblocks - 1; b >= 0; b--) {
-    cis_census_block(&c, b, &h->blocks[b]);
-    if (took) pool->block(pool, b, &h->blocks[b]);
+    if (took)
+      pool->block(pool, b, &h->blocks[b]); /* which counts it */
+    else
+      cis_census_block(&c, b, &h->blocks[b]);
   }
+  int counted = cis_census_complete(&c);
   h->census = &c;
   h->sink = took ? pool : NULL;
   if (cis_hyb_cuda_create(h, 0, flags, 0, &d) != CIS_OK) {
     fail_err(tc->label);
   } else {
     cis_hyb_cuda_get_info(d, &info);
-    int ok = used ? took && info.sell == 32 && info.built_blocks == h->nblocks &&
-                        info.regenerated_blocks == 0 && !info.pool_note[0]
-                  : info.built_blocks == 0 && (!took || info.pool_note[0]);
+    int ok = counted && (used ? took && info.sell == 32 && info.built_blocks == h->nblocks &&
+                                    info.regenerated_blocks == 0 && !info.pool_note[0]
+                              : info.built_blocks == 0 && (!took || info.pool_note[0]));
     printf("%-4s %s: pool %s, %lld of %lld blocks from it, SELL-%d%s%s\n", ok ? "ok" : "FAIL",
            tc->label, took ? "filled" : "declined", (long long)info.built_blocks,
            (long long)h->nblocks, info.sell, info.pool_note[0] ? "; not used: " : "",

@@ -12,9 +12,9 @@
  * every block's rows as regenerated afterwards (the upload stores them so), counted again with
  * the census's own dictionary. --sink (with --census): the build sends its blocks to a sink
  * (cis_hmat_opts.sink, spmv/hyb.h) that keeps a copy of each (take) or declines them (decline):
- * a taking sink must be asked once, get every block once, after the census counted it, from a
- * thread the build announced, and the same rows as regenerated afterwards; a declining one must
- * get no block.
+ * a taking sink must be asked once, get every block once, not yet counted (the sink counts it
+ * in the census, which check_census then checks), from a thread the build announced, and the
+ * same rows as regenerated afterwards; a declining one must get no block.
  */
 #include <hdf5.h>
 #include <math.h>
@@ -238,13 +238,13 @@ static void check_census(const cis_hmat *h) {
 typedef struct {
   cis_block_sink base;
   int take, begun, nthreads;
-  int64_t est, nblocks, sent, bad_thread, uncounted;
-  const cis_census *census;
+  int64_t est, nblocks, sent, bad_thread, counted_before;
+  cis_census *census;
   int *seen;           /* per block: times sent */
   cis_csr_block *copy; /* per block: the rows sent */
 } rec_sink;
 
-static int rec_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, const cis_census *c,
+static int rec_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_census *c,
                      int nthreads) {
   rec_sink *r = (rec_sink *)s;
   r->begun++;
@@ -267,10 +267,11 @@ static void rec_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) {
     r->bad_thread++;
   }
   if (!r->seen || b < 0 || b >= r->nblocks) return;
-  if (!r->census->counted[b]) {
+  if (r->census->counted[b]) { /* the sink counts it, not the build */
 #pragma omp atomic
-    r->uncounted++;
+    r->counted_before++;
   }
+  cis_census_block(r->census, b, rows);
 #pragma omp atomic
   r->seen[b]++;
   cis_csr_block *c = &r->copy[b];
@@ -298,9 +299,9 @@ static void check_sink(const cis_hmat *h, rec_sink *r) {
     return;
   }
   EXPECT(y->sink == &r->base, "the matrix keeps the sink that took its blocks");
-  EXPECT(r->bad_thread == 0 && r->uncounted == 0,
-         "%ld blocks came from threads the build did not announce, %ld before the census",
-         (long)r->bad_thread, (long)r->uncounted);
+  EXPECT(r->bad_thread == 0 && r->counted_before == 0,
+         "%ld blocks came from threads the build did not announce, %ld counted already",
+         (long)r->bad_thread, (long)r->counted_before);
   for (int64_t b = 0; r->seen && b < y->nblocks; b++) {
     twice += r->seen[b] != 1;
     const cis_csr_block *blk = NULL, *c = &r->copy[b];

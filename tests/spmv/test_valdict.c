@@ -4,7 +4,8 @@
  * one whose values do not, and the per-row counts match the lookups. The census (spmv/census.h)
  * of a matrix whose blocks are half regenerated: the same dictionary as from the cached
  * matrix, the counts of the blocks asked for and of no other, and a regenerator's error
- * reported, not counted. */
+ * reported, not counted; the census taken while splitting the entries as an upload stores
+ * them (cis_census_split). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -237,10 +238,65 @@ static void check_census(void) {
   cis_hyb_free(&h);
 }
 
+/* cis_census_split against cis_census_block: the same counts, and the entries split as an
+ * upload stores them: with `coded`, each coded entry's column and code (decoding to the very
+ * bits of its value) and the others' values and columns, each in the rows' order; without, or
+ * with a census that has no dictionary, every entry as it is. */
+static void check_census_split(void) {
+  cis_hyb h = make_hyb(6, 40, 30, 0.8, 300);
+  int64_t cap = 0;
+  for (int64_t b = 0; b < h.nblocks; b++) cap = h.blocks[b].nnz > cap ? h.blocks[b].nnz : cap;
+  double *val = malloc(sizeof(double) * (size_t)cap);
+  int32_t *col = malloc(sizeof(int32_t) * (size_t)cap), *ccol = malloc(sizeof(int32_t) * (size_t)cap);
+  uint16_t *code = malloc(sizeof(uint16_t) * (size_t)cap);
+  for (int variant = 0; variant < 3; variant++) {
+    int with_dict = variant < 2, coded = variant == 1;
+    cis_census a, c;
+    EXPECT(cis_census_init(&a, &h, with_dict) == CIS_OK && cis_census_init(&c, &h, with_dict) == CIS_OK,
+           "two censuses");
+    EXPECT(!with_dict || (c.dict.size > 0 && c.dict.size == a.dict.size), "with a dictionary");
+    int64_t ncoded = 0, bad = 0, misplaced = 0;
+    for (int64_t b = 0; b < h.nblocks; b++) {
+      const cis_csr_block *blk = &h.blocks[b];
+      cis_census_block(&a, b, blk);
+      int64_t nc = cis_census_split(&c, b, blk, coded, val, col, ccol, code), kp = 0, kc = 0;
+      ncoded += nc;
+      for (int64_t q = 0; q < blk->nnz; q++) {
+        int k = c.dict.size ? cis_vdict_code(&c.dict, blk->val[q]) : -1;
+        if (coded && k >= 0) {
+          misplaced += kc >= nc || ccol[kc] != blk->col[q] || code[kc] != k ||
+                       !same_bits(cis_vdict_value(&c.dict, code[kc]), blk->val[q]);
+          kc++;
+        } else {
+          misplaced += kp >= blk->nnz - nc || col[kp] != blk->col[q] || !same_bits(val[kp], blk->val[q]);
+          kp++;
+        }
+      }
+      misplaced += kc != nc;
+      bad += c.bnnz[b] != a.bnnz[b] || (with_dict && c.bcoded[b] != a.bcoded[b]) || !c.counted[b];
+      for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++)
+        bad += c.rlen[r] != a.rlen[r] || (with_dict && c.ncoded[r] != a.ncoded[r]);
+    }
+    EXPECT(bad == 0 && c.longest == a.longest && cis_census_complete(&c),
+           "split, variant %d: %lld counts differ from cis_census_block's", variant, (long long)bad);
+    EXPECT(misplaced == 0, "split, variant %d: %lld entries misplaced", variant, (long long)misplaced);
+    EXPECT(coded ? ncoded > 0 : ncoded == 0, "split, variant %d: %lld entries coded", variant,
+           (long long)ncoded);
+    cis_census_free(&a);
+    cis_census_free(&c);
+  }
+  free(val);
+  free(col);
+  free(ccol);
+  free(code);
+  cis_hyb_free(&h);
+}
+
 int main(void) {
   g_rng = 0x2545F4914F6CDD1Dull; /* this test's seed */
   check_round_trip();
   check_build();
   check_census();
+  check_census_split();
   return cis_test_summary();
 }
