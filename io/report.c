@@ -59,8 +59,10 @@ void cis_report_matrix(const cis_report *r) {
            cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
   const char *why = r->opt->mem >= 0 ? "--mem"
                     : h->stats.budget == 0 && r->opt->device != CIS_DEVICE_CPU && h->space
-                        ? "default on a GPU: the GPU holds the matrix, regenerated at upload; "
-                          "--mem for a host cache"
+                        ? (y->sink ? "default on a GPU: the GPU holds the matrix, sent to it as "
+                                     "it was built; --mem for a host cache"
+                                   : "default on a GPU: the GPU holds the matrix, regenerated at "
+                                     "upload; --mem for a host cache")
                         : "default: 3/4 of the available memory less the solver's vectors";
   printf("budget           %s (%s)\n", cis_format_bytes((double)h->stats.budget, b1, sizeof b1),
          why);

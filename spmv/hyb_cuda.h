@@ -6,9 +6,11 @@
  *    on a 16-byte boundary (values are read as double2);
  *  - the Expansion blocks, concatenated into one CSR (64-bit row pointers over all n rows; rows
  *    of blocks that are not resident have empty ranges), in order while the budget allows: the
- *    host's cached blocks, and those it does not cache regenerated through h->regen (twice at
- *    upload: once to count their entries, once to store them), so that what stays on the device
- *    need not fit in host memory;
+ *    host's cached blocks, and those it does not cache regenerated through h->regen (once to
+ *    store them, after a census that counted their entries, spmv/census.h: the build's, or the
+ *    upload's own, which regenerates them once more), so that what stays on the device need
+ *    not fit in host memory; or, for SELL-32, taken from the build's pool
+ *    (cis_hyb_cuda_pool_create below), which the build sent them to as it generated them;
  *    its column indices are 16-bit when n <= 65536 (and the ELL's are not 32-bit), else
  *    32-bit.
  *    When the values repeat (a value dictionary, spmv/valdict.h, would code at least half of a
