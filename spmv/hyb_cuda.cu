@@ -717,8 +717,11 @@ cleanup:
 
 /* The resident Expansion blocks as one CSR over all rows (rows of other blocks empty): with a
  * dictionary, a plain part (rp) and a coded part (crp); `paper`: 32-bit columns for the paper's
- * kernel too. */
-static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
+ * kernel too. The entries come from the host (blocks_upload), or from the build's pool. */
+static cis_err pool_place(cis_hyb_cuda *d, cis_hyb_cuda_pool *p);
+
+static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper,
+                          cis_hyb_cuda_pool *pool) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   int coded = d->dict != NULL;
@@ -759,7 +762,7 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper) {
     CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
                             cudaMemcpyHostToDevice));
   }
-  CIS_TRY(blocks_upload(d, resident, rp, crp));
+  CIS_TRY(pool ? pool_place(d, pool) : blocks_upload(d, resident, rp, crp));
   if (paper && d->csr_bits == 16) {
     CIS_TRY(dev_alloc(&d->paper_csr_col, (size_t)(nnz + 2) * 4, "CSR 32-bit column indices"));
     cis_widen_kernel<<<(unsigned)((nnz + 2 + 255) / 256), 256>>>(
@@ -867,8 +870,9 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
  * 32-bit column) and coded ones (a code and a column), each row's in its own order, into the
  * thread's pinned staging, and copied to device arrays at the next free places: blocks lie in
  * the order they came, a row's entries together. The
- * upload of a matrix that it will keep as SELL-32 then fills SELL-32 from these arrays
- * (pool_adopt, cis_sell_fill_kernel reads each row from its start) instead of regenerating. */
+ * upload then fills SELL-32 from these arrays (pool_adopt; cis_sell_fill_kernel reads each row
+ * from its start), or places their entries in the resident CSR on the device (pool_place,
+ * cis_pool_place_kernel), instead of regenerating. */
 
 /* A building thread's staging: values, columns, coded columns, codes; the copy that read it. */
 typedef struct {
@@ -941,10 +945,8 @@ static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_cens
   int coded = 0;
   if (p->begun) return 0; /* one build per pool */
   p->begun = 1;
-  int force = (p->flags & CIS_HYB_CUDA_SELL) != 0;
-  if ((p->flags & (CIS_SELL_NEVER | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_SPLIT)) ||
-      (!force && ((p->flags & CIS_SELL_NOT_AUTO) || h->n < CIS_SELL_AUTO_ROWS))) {
-    snprintf(p->why, sizeof p->why, "not taken: the upload will not keep the matrix as SELL-32");
+  if (p->flags & (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_SPLIT | CIS_HYB_CUDA_NO_CACHE)) {
+    snprintf(p->why, sizeof p->why, "not taken: the upload keeps a layout of its own");
     return 0;
   }
   if (cudaSetDevice(p->device) != cudaSuccess || codes_pay(p->flags, 12 * est, &coded) != CIS_OK) {
@@ -958,7 +960,7 @@ static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_cens
   p->dict = cover > 0.0 ? &c->dict : NULL;
   p->ccap = (int64_t)(1.1 * cover * (double)est) + 4096;
   p->pcap = (int64_t)((1.1 * (1.0 - cover) + 0.05) * (double)est) + 4096;
-  /* SELL-32 is built beside it, as large again and up to a quarter of padding */
+  /* the layout is built beside it: as large again, SELL-32 with up to a quarter of padding */
   if (5 * (p->pcap * 12 + p->ccap * 6) / 2 > p->device_bytes) {
     char b1[32], b2[32];
     snprintf(p->why, sizeof p->why, "not taken: %s of blocks, with SELL-32 beside them, "
@@ -1098,9 +1100,12 @@ static cis_hyb_cuda_pool *pool_of(const cis_hyb *h) {
 }
 
 /* Whether the upload takes its Expansion entries from the pool: it holds every block, counted
- * by the census the upload uses, coded as the upload codes them, for SELL-32 (sell_layout).
- * Else why not, in d->info.pool_note. */
-static int pool_usable(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, int flags) {
+ * by the census the upload uses, coded as the upload codes them, and every block stays
+ * resident. Else why not, in d->info.pool_note. */
+static int pool_usable(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, const char *resident,
+                       int flags) {
+  int all = 1;
+  for (int64_t b = 0; b < d->h->nblocks; b++) all = all && resident[b];
   const char *why = NULL;
   if (p->failed)
     why = p->why;
@@ -1110,16 +1115,18 @@ static int pool_usable(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, int flags) {
     why = "it does not hold every block the census counted";
   else if ((p->dict != NULL) != (d->dict != NULL))
     why = "its values are coded where the upload's are not, or the reverse";
-  else if (!d->sell || (flags & (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_SPLIT)))
-    why = "the upload keeps another layout";
+  else if (!all)
+    why = "not every block stays on the GPU";
+  else if (flags & (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_SPLIT))
+    why = "the upload keeps a layout of its own for the paper's kernel or the split";
   if (why) snprintf(d->info.pool_note, sizeof d->info.pool_note, "%s", why);
   return why == NULL;
 }
 
-/* The pool's arrays as the resident Expansion CSR of an upload that turns it into SELL-32 at
- * once (sell_create, which frees them): each row's start (the row pointers' only use there),
- * 32-bit columns, the value table. */
-static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
+/* Each row's first plain and coded entry in the pool's arrays, from the census and the blocks'
+ * places, on the device: *dps, and with a dictionary *dcs (n + 1 entries each). */
+static cis_err pool_starts(const cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, int64_t **dps,
+                           int64_t **dcs) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   const cis_census *c = d->cen;
@@ -1140,16 +1147,39 @@ static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
   }
   ps[h->n] = p->pused;
   cs[h->n] = p->cused;
-  CIS_TRY(dev_alloc(&d->rowptr, (size_t)(h->n + 1) * 8, "pool row starts"));
-  CIS_CUDA_TRY(cudaMemcpy(d->rowptr, ps, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
+  CIS_TRY(dev_alloc(dps, (size_t)(h->n + 1) * 8, "pool row starts"));
+  CIS_CUDA_TRY(cudaMemcpy(*dps, ps, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
   if (d->dict) {
-    CIS_TRY(dev_alloc(&d->crowptr, (size_t)(h->n + 1) * 8, "pool coded row starts"));
-    CIS_CUDA_TRY(cudaMemcpy(d->crowptr, cs, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
+    CIS_TRY(dev_alloc(dcs, (size_t)(h->n + 1) * 8, "pool coded row starts"));
+    CIS_CUDA_TRY(cudaMemcpy(*dcs, cs, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
+  }
+cleanup:
+  cis_free(&ps);
+  cis_free(&cs);
+  return err;
+}
+
+/* What the report says of an upload that took its Expansion entries from the pool. */
+static void pool_taken(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p) {
+  d->info.pool_bytes = pool_device_bytes(p);
+  d->info.pool_seconds = p->seconds;
+  d->info.built_blocks = d->h->nblocks;
+  d->info.regenerated_blocks = 0;
+}
+
+/* The pool's arrays as the resident Expansion CSR of an upload that turns it into SELL-32 at
+ * once (sell_create, which frees them): each row's start (the row pointers' only use there),
+ * 32-bit columns, the value table. */
+static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
+  cis_err err = CIS_OK;
+  const cis_hyb *h = d->h;
+  CIS_TRY(pool_starts(d, p, &d->rowptr, &d->crowptr));
+  if (d->dict) {
     CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict->size * 8, "value dictionary"));
     CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
                             cudaMemcpyHostToDevice));
   }
-  d->info.pool_bytes = pool_device_bytes(p);
+  pool_taken(d, p);
   d->csr_val = p->pval;
   d->csr_col = p->pcol;
   d->ccol = p->ccol;
@@ -1162,13 +1192,37 @@ static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
   d->info.dict_size = d->dict ? d->dict->size : 0;
   d->info.resident_blocks = h->nblocks;
   d->info.streamed_blocks = 0;
-  d->info.regenerated_blocks = 0;
-  d->info.built_blocks = h->nblocks;
-  d->info.pool_seconds = p->seconds;
   CIS_TRY(cis_malloc(&d->stream_ids, 1, sizeof *d->stream_ids, "streamed block list"));
 cleanup:
-  cis_free(&ps);
-  cis_free(&cs);
+  pool_release(p);
+  return err;
+}
+
+/* The pool's entries into the resident Expansion CSR that csr_upload laid out (its row
+ * pointers on the device), in lane order, on the device (cis_pool_place_kernel); then the
+ * pool's arrays are freed. */
+template <typename CE>
+static void pool_place_launch(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, const int64_t *ps,
+                              const int64_t *cs) {
+  cis_pool_place_kernel<CE><<<(unsigned)((d->n + 255) / 256), 256>>>(
+      d->n, d->lane_order, ps, d->rowptr, p->pcol, p->pval, (CE *)d->csr_col, d->csr_val, cs,
+      d->dict ? d->crowptr : NULL, p->ccol, p->ccode, (CE *)d->ccol, d->ccode);
+}
+
+static cis_err pool_place(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
+  cis_err err = CIS_OK;
+  int64_t *ps = NULL, *cs = NULL;
+  CIS_TRY(pool_starts(d, p, &ps, &cs));
+  if (d->csr_bits == 16)
+    pool_place_launch<uint16_t>(d, p, ps, cs);
+  else
+    pool_place_launch<int32_t>(d, p, ps, cs);
+  CIS_CUDA_TRY(cudaGetLastError());
+  CIS_CUDA_TRY(cudaDeviceSynchronize());
+  pool_taken(d, p);
+cleanup:
+  dev_free(&ps);
+  dev_free(&cs);
   pool_release(p);
   return err;
 }
@@ -1429,7 +1483,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
     sell_plan plan;
     cis_hyb_cuda_pool *pool = pool_of(h);
     d->sell = sell_layout(d, flags, resident, &plan);
-    int pooled = pool && pool_usable(d, pool, flags);
+    int pooled = pool && pool_usable(d, pool, resident, flags);
     if (pool && !pooled) pool_release(pool); /* its memory back before the upload */
     int lflags = d->sell ? flags | CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_ROW_ORDER : flags;
     d->index_bits = d->info.index_bits = index_bits(h, lflags);
@@ -1446,10 +1500,10 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
       CIS_TRY(ell_create(d, &h->ell, d->tiled ? 32 : d->index_bits, flags));
     d->info.ell_seconds = cis_wtime() - t0;
     t0 = cis_wtime();
-    if (pooled)
+    if (pooled && d->sell)
       CIS_TRY(pool_adopt(d, pool));
     else
-      CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0));
+      CIS_TRY(csr_upload(d, resident, (flags & CIS_HYB_CUDA_PAPER) != 0, pooled ? pool : NULL));
     if (d->sell) CIS_TRY(sell_create(d, &plan));
     d->info.csr_seconds = cis_wtime() - t0;
     t0 = cis_wtime();

@@ -9,8 +9,8 @@
  *    host's cached blocks, and those it does not cache regenerated through h->regen (once to
  *    store them, after a census that counted their entries, spmv/census.h: the build's, or the
  *    upload's own, which regenerates them once more), so that what stays on the device need
- *    not fit in host memory; or, for SELL-32, taken from the build's pool
- *    (cis_hyb_cuda_pool_create below), which the build sent them to as it generated them;
+ *    not fit in host memory; or taken from the build's pool (cis_hyb_cuda_pool_create below),
+ *    which the build sent them to as it generated them;
  *    its column indices are 16-bit when n <= 65536 (and the ELL's are not 32-bit), else
  *    32-bit.
  *    When the values repeat (a value dictionary, spmv/valdict.h, would code at least half of a
@@ -162,21 +162,23 @@ typedef struct {
 } cis_hyb_cuda_times;
 
 /* The pool of Expansion blocks that a build sends to the device as it generates them: a
- * cis_block_sink (spmv/hyb.h) to give the build (cis_hmat_opts.sink), for an upload that keeps
- * the whole matrix as SELL-32 (by default, a matrix of 262144 rows or more whose blocks are all
- * resident; with CIS_HYB_CUDA_SELL in `flags`, any size). Each block is counted for the census
- * and split on its generating thread in one pass (cis_census_split) into plain and coded
- * entries (coded with the census's dictionary where the upload will code values), each row's
- * in its own order, in pinned staging, and copied into device arrays sized from the build's
- * sample, blocks in the order they come. cis_hyb_cuda_create2 of the matrix (hyb.sink is the pool) then fills SELL-32
- * from those arrays and frees them, instead of generating every block a second time.
- * The pool declines the build (begin) where the upload would keep another layout, or it and
- * SELL-32 beside it would not fit in `device_bytes` (the bytes the GPU offers the matrix); a
- * block that does not fit the arrays or fails is dropped, with the blocks after it: the upload
- * then frees the arrays and regenerates every block as without a pool (cis_hyb_cuda_info says
- * why). device < 0: device 0. Ownership: the pool owns its device arrays until an upload takes
- * them, and its staging; cis_hyb_cuda_pool_destroy frees what is left and sets *s = NULL. It
- * must outlive the build and the upload (hyb.sink borrows it). */
+ * cis_block_sink (spmv/hyb.h) to give the build (cis_hmat_opts.sink), so that the upload of a
+ * matrix the host does not cache generates no block again. Each block is counted for the
+ * census and split on its generating thread in one pass (cis_census_split) into plain and
+ * coded entries (coded with the census's dictionary where the upload will code values), each
+ * row's in its own order, in pinned staging, and copied into device arrays sized from the
+ * build's sample, blocks in the order they come. cis_hyb_cuda_create2 of the matrix (hyb.sink
+ * is the pool) then, where every block stays resident, fills SELL-32 straight from those arrays,
+ * or places their entries in the resident CSR on the device (in lane order), and frees them.
+ * `flags` are the upload's: the pool declines the build (begin) for an upload that keeps a
+ * layout of its own (CIS_HYB_CUDA_PAPER, CIS_HYB_CUDA_SPLIT, CIS_HYB_CUDA_NO_CACHE), or where it
+ * and the layout beside it (as large again, a quarter more) would not fit in `device_bytes`
+ * (the bytes the GPU offers the matrix). A block that does not fit the arrays or fails is
+ * dropped, with the blocks after it; then, or where not every block stays resident, the upload
+ * frees the arrays and regenerates the blocks as without a pool (cis_hyb_cuda_info.pool_note
+ * says why). device < 0: device 0. Ownership: the pool owns its device arrays until an upload
+ * takes them, and its staging; cis_hyb_cuda_pool_destroy frees what is left and sets *s = NULL.
+ * It must outlive the build and the upload (hyb.sink borrows it). */
 typedef struct cis_hyb_cuda_pool cis_hyb_cuda_pool;
 cis_err cis_hyb_cuda_pool_create(int device, int64_t device_bytes, int flags,
                                  cis_block_sink **out);

@@ -519,13 +519,13 @@ static void check_regenerated(const test_case *tc, cis_hyb *h, const double *dX,
 /* One upload (flags) of h with a build's pool (cis_hyb_cuda_pool_create with pool_flags),
  * filled as a build fills it: a census, then every block sent, last first (a parallel build
  * sends them in any order), the pool counting them in the census (every block, kept or not),
- * the pool sized from `est` entries. Where the pool is
- * expected to be used (`used`), SELL-32 must come from it, every block sent, none regenerated;
- * else the upload must say why not. Either way its product for k = ks[1] must equal `Yplain`
- * (the same upload without a pool) bit for bit, and where it was used every product must
- * match the CPU. */
+ * the pool sized from `est` entries. `used` 1: the upload must take every block from the pool,
+ * regenerating none, as SELL-32 where `sell`, else in the hybrid layout, and its products must
+ * match the CPU; 0: it must not use the pool, and say why; -1: the pool must decline the build.
+ * Either way its product for k = ks[1] must equal that of the same upload without a pool bit
+ * for bit. */
 static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, int flags,
-                              int64_t est, int used, const double *Yplain, const char *what,
+                              int64_t est, int used, int sell, const char *what,
                               const double *dX, double *dY, double *const *Yref, double *Y) {
   cis_census c;
   cis_block_sink *pool = NULL;
@@ -533,8 +533,13 @@ static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, i
   cis_hyb_cuda_info info;
   char tag[160];
   snprintf(tag, sizeof tag, ", upload from the build's pool (%s)", what);
-  if (cis_census_init(&c, h, (flags & CIS_HYB_CUDA_CODED) != 0) != CIS_OK) return fail_err(tc->label);
+  double *Yplain = upload_product(tc, h, flags, ks[1], dX, dY);
+  if (cis_census_init(&c, h, (flags & CIS_HYB_CUDA_CODED) != 0) != CIS_OK) {
+    free(Yplain);
+    return fail_err(tc->label);
+  }
   if (cis_hyb_cuda_pool_create(-1, (int64_t)1 << 40, pool_flags, &pool) != CIS_OK) {
+    free(Yplain);
     cis_census_free(&c);
     return fail_err(tc->label);
   }
@@ -552,15 +557,17 @@ static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, i
     fail_err(tc->label);
   } else {
     cis_hyb_cuda_get_info(d, &info);
-    int ok = counted && (used ? took && info.sell == 32 && info.built_blocks == h->nblocks &&
-                                    info.regenerated_blocks == 0 && !info.pool_note[0]
-                              : info.built_blocks == 0 && (!took || info.pool_note[0]));
-    printf("%-4s %s: pool %s, %lld of %lld blocks from it, SELL-%d%s%s\n", ok ? "ok" : "FAIL",
-           tc->label, took ? "filled" : "declined", (long long)info.built_blocks,
+    int ok = counted && (used == 1 ? took && info.built_blocks == h->nblocks &&
+                                         info.regenerated_blocks == 0 && !info.pool_note[0] &&
+                                         info.sell == (sell ? 32 : 0)
+                         : used == 0 ? took && info.built_blocks == 0 && info.pool_note[0]
+                                     : !took && info.built_blocks == 0);
+    printf("%-4s %s: %s: pool %s, %lld of %lld blocks from it, SELL-%d%s%s\n", ok ? "ok" : "FAIL",
+           tc->label, what, took ? "filled" : "declined", (long long)info.built_blocks,
            (long long)h->nblocks, info.sell, info.pool_note[0] ? "; not used: " : "",
            info.pool_note);
     if (!ok) g_fail++;
-    if (used) check_ours(tc, d, tag, dX, dY, Yref, Y);
+    if (used == 1) check_ours(tc, d, tag, dX, dY, Yref, Y);
     poison(dY, tc->n * ks[1]);
     if (cis_hyb_cuda_apply(d, ks[1], dX, dY) != CIS_OK) {
       fail_err(tc->label);
@@ -577,41 +584,42 @@ static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, i
   h->sink = NULL;
   cis_hyb_cuda_pool_destroy(&pool);
   cis_census_free(&c);
+  free(Yplain);
 }
 
-/* The build's pool (spmv/hyb_cuda.h): used for SELL-32 (forced; by default on the cases of
- * 262144 rows or more that the default upload keeps as SELL-32), plain and coded; not used when
- * its blocks outgrow the room its sample gave them (an estimate of one entry), or when the upload
- * keeps the hybrid layout; declined when the upload will not keep SELL-32. */
+/* The build's pool (spmv/hyb_cuda.h), plain and coded: used for SELL-32 (forced) and for the
+ * hybrid layout (in lane order and in row order), and by default (SELL-32 on the cases the
+ * default upload keeps so); not used when its blocks outgrow the room its sample gave them (an
+ * estimate of one entry) or when no block stays resident; declined for the split's upload. */
 static void check_pooled(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                          double *const *Yref, double *Y) {
-  for (int coded = 0; coded <= (tc->distinct > 0 && h->nnz_exp > 0); coded++) {
-    int flags = CIS_HYB_CUDA_SELL | (coded ? CIS_HYB_CUDA_CODED : 0);
-    const char *c = coded ? ", coded" : "";
+  int64_t e = h->nnz_exp;
+  for (int coded = 0; coded <= (tc->distinct > 0 && e > 0); coded++) {
+    int c = coded ? CIS_HYB_CUDA_CODED : 0, sell = CIS_HYB_CUDA_SELL | c;
+    int hybrid = CIS_HYB_CUDA_NO_SELL | c, rows = hybrid | CIS_HYB_CUDA_ROW_ORDER;
+    const char *v = coded ? "coded" : "plain";
     char what[96];
-    double *Ysell = upload_product(tc, h, flags, ks[1], dX, dY);
-    snprintf(what, sizeof what, "SELL-32 forced%s", c);
-    check_pool_upload(tc, h, flags, flags, h->nnz_exp, tc->n > 0, Ysell, what, dX, dY, Yref, Y);
-    if (h->nnz_exp > 8200) {
-      snprintf(what, sizeof what, "SELL-32 forced%s, the pool too small", c);
-      check_pool_upload(tc, h, flags, flags, 1, 0, Ysell, what, dX, dY, Yref, Y);
+    snprintf(what, sizeof what, "SELL-32 forced, %s", v);
+    check_pool_upload(tc, h, sell, sell, e, 1, 1, what, dX, dY, Yref, Y);
+    snprintf(what, sizeof what, "hybrid layout, %s", v);
+    check_pool_upload(tc, h, c, hybrid, e, 1, 0, what, dX, dY, Yref, Y);
+    snprintf(what, sizeof what, "hybrid layout in row order, %s", v);
+    check_pool_upload(tc, h, c, rows, e, 1, 0, what, dX, dY, Yref, Y);
+    if (e > 8200) {
+      snprintf(what, sizeof what, "SELL-32 forced, %s, the pool too small", v);
+      check_pool_upload(tc, h, sell, sell, 1, 0, 1, what, dX, dY, Yref, Y);
     }
-    free(Ysell);
-    int hybrid = (flags & ~CIS_HYB_CUDA_SELL) | CIS_HYB_CUDA_NO_SELL;
-    double *Yhyb = upload_product(tc, h, hybrid, ks[1], dX, dY);
-    snprintf(what, sizeof what, "hybrid layout%s", c);
-    check_pool_upload(tc, h, flags, hybrid, h->nnz_exp, 0, Yhyb, what, dX, dY, Yref, Y);
-    free(Yhyb);
   }
+  check_pool_upload(tc, h, 0, CIS_HYB_CUDA_NO_CACHE, e, 0, 0, "every block streamed", dX, dY,
+                    Yref, Y);
+  check_pool_upload(tc, h, CIS_HYB_CUDA_SPLIT, 0, e, -1, 0, "asked for by the split's upload", dX,
+                    dY, Yref, Y);
   cis_hyb_cuda *d = NULL;
   cis_hyb_cuda_info info;
   if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
   cis_hyb_cuda_get_info(d, &info);
   cis_hyb_cuda_destroy(&d);
-  double *Ydef = upload_product(tc, h, 0, ks[1], dX, dY);
-  check_pool_upload(tc, h, 0, 0, h->nnz_exp, info.sell == 32, Ydef, "by default", dX, dY, Yref,
-                    Y);
-  free(Ydef);
+  check_pool_upload(tc, h, 0, 0, e, 1, info.sell == 32, "by default", dX, dY, Yref, Y);
 }
 
 /* Every Expansion block streamed: half from the host cache, half regenerated. */
