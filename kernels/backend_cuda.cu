@@ -288,8 +288,8 @@ static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FI
           in->upload_seconds - in->ell_seconds - in->dict_seconds - in->csr_seconds -
               in->tune_seconds);
   if (in->pool_note[0])
-    fprintf(out, "gpu pool         not used (%s): every block regenerated at upload\n",
-            in->pool_note);
+    fprintf(out, "gpu pool         not used (%s): the upload took the blocks as if the build "
+                 "had sent none\n", in->pool_note);
   if (in->dict_size)
     fprintf(out, "gpu coded values %lld resident Expansion entries stored as a column and a 16-bit "
                  "code of one of %d repeated magnitudes (%d bytes instead of %d); dictionary "

@@ -963,9 +963,9 @@ static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_cens
   /* the layout is built beside it: as large again, SELL-32 with up to a quarter of padding */
   if (5 * (p->pcap * 12 + p->ccap * 6) / 2 > p->device_bytes) {
     char b1[32], b2[32];
-    snprintf(p->why, sizeof p->why, "not taken: %s of blocks, with SELL-32 beside them, "
-             "exceed the %s the GPU offers", cis_format_bytes((double)p->pcap * 12 + 6.0 * p->ccap,
-                                                              b1, sizeof b1),
+    snprintf(p->why, sizeof p->why, "not taken: %s of blocks, with the layout built beside "
+             "them, exceed the %s the GPU offers",
+             cis_format_bytes((double)p->pcap * 12 + 6.0 * p->ccap, b1, sizeof b1),
              cis_format_bytes((double)p->device_bytes, b2, sizeof b2));
     p->pcap = p->ccap = 0;
     return 0;
