@@ -715,6 +715,14 @@ cleanup:
   return err;
 }
 
+/* The dictionary's magnitudes on the device (the coded entries' value table). */
+static cis_err table_upload(cis_hyb_cuda *d) {
+  CIS_CALL(dev_alloc(&d->ctable, (size_t)d->dict->size * 8, "value dictionary"));
+  CIS_CUDA(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
+                      cudaMemcpyHostToDevice));
+  return CIS_OK;
+}
+
 /* The resident Expansion blocks as one CSR over all rows (rows of other blocks empty): with a
  * dictionary, a plain part (rp) and a coded part (crp); `paper`: 32-bit columns for the paper's
  * kernel too. The entries come from the host (blocks_upload), or from the build's pool. */
@@ -755,12 +763,10 @@ static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper,
     CIS_TRY(dev_alloc(&d->crowptr, (size_t)(h->n + 1) * 8, "coded CSR row pointers"));
     CIS_TRY(dev_alloc(&d->ccol, (size_t)(cnnz + 4) * cb, "coded CSR column indices"));
     CIS_TRY(dev_alloc(&d->ccode, (size_t)(cnnz + 4) * 2, "coded CSR value codes"));
-    CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict->size * 8, "value dictionary"));
     CIS_CUDA_TRY(cudaMemset(d->ccol, 0, (size_t)(cnnz + 4) * cb));
     CIS_CUDA_TRY(cudaMemset(d->ccode, 0, (size_t)(cnnz + 4) * 2));
     CIS_CUDA_TRY(cudaMemcpy(d->crowptr, crp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
-    CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
-                            cudaMemcpyHostToDevice));
+    CIS_TRY(table_upload(d));
   }
   CIS_TRY(pool ? pool_place(d, pool) : blocks_upload(d, resident, rp, crp));
   if (paper && d->csr_bits == 16) {
@@ -874,12 +880,12 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
  * from its start), or places their entries in the resident CSR on the device (pool_place,
  * cis_pool_place_kernel), instead of regenerating. */
 
-/* A building thread's staging: values, columns, coded columns, codes; the copy that read it. */
+/* A building thread's staging: values, columns, coded columns, codes; the copy that read it
+ * (an event not yet recorded counts as complete). */
 typedef struct {
   char *pinned;
   size_t cap;
   cudaEvent_t copied;
-  int pending;
 } pool_stage;
 
 struct cis_hyb_cuda_pool {
@@ -888,7 +894,6 @@ struct cis_hyb_cuda_pool {
   int64_t device_bytes;
   cis_census *cen;
   const cis_vdict *dict; /* the census's, where the upload will code values; else NULL */
-  int64_t nblocks;
   int64_t *pbase, *cbase; /* per block: its first plain and coded entry in the arrays */
   int64_t pcap, ccap, pused, cused, stored;
   double *pval;
@@ -971,7 +976,6 @@ static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_cens
     return 0;
   }
   p->cen = c;
-  p->nblocks = h->nblocks;
   p->nstage = nthreads;
   if (cis_calloc(&p->pbase, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *p->pbase, "pool") ||
       cis_calloc(&p->cbase, (size_t)CIS_MAX(h->nblocks, (int64_t)1), sizeof *p->cbase, "pool") ||
@@ -1016,8 +1020,7 @@ static void pool_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) 
   int64_t nnz = rows->nnz;
   size_t need = (size_t)nnz * 18;
   cudaError_t e = cudaSetDevice(p->device);
-  if (e == cudaSuccess && st->pending) e = cudaEventSynchronize(st->copied);
-  st->pending = 0;
+  if (e == cudaSuccess) e = cudaEventSynchronize(st->copied);
   if (e == cudaSuccess && need > st->cap) {
     if (st->pinned) cudaFreeHost(st->pinned);
     st->pinned = NULL;
@@ -1060,7 +1063,6 @@ static void pool_block(cis_block_sink *s, int64_t b, const cis_csr_block *rows) 
     (void)cudaGetLastError();
     return pool_fail(p, "block %lld: %s", (long long)b, cudaGetErrorName(e));
   }
-  st->pending = 1;
   p->pbase[b] = pb;
   p->cbase[b] = cb;
   double dt = cis_wtime() - t0;
@@ -1174,11 +1176,7 @@ static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   CIS_TRY(pool_starts(d, p, &d->rowptr, &d->crowptr));
-  if (d->dict) {
-    CIS_TRY(dev_alloc(&d->ctable, (size_t)d->dict->size * 8, "value dictionary"));
-    CIS_CUDA_TRY(cudaMemcpy(d->ctable, d->dict->table, (size_t)d->dict->size * 8,
-                            cudaMemcpyHostToDevice));
-  }
+  if (d->dict) CIS_TRY(table_upload(d));
   pool_taken(d, p);
   d->csr_val = p->pval;
   d->csr_col = p->pcol;
