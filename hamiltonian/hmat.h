@@ -30,7 +30,8 @@ typedef struct {
   int64_t device_bytes; /* CI matrices, > 0: the bytes a GPU offers the matrix. When the
                          Expansion blocks fit in them (by the sampled row length, at 12 bytes
                          an entry), none is cached on the host whatever mem_budget says: the
-                         GPU holds them all, regenerated once at upload */
+                         GPU holds them all, sent to it as they are generated (sink) or
+                         regenerated once at upload */
   cis_block_sink *sink; /* CI matrices with a census, optional: each Expansion block is sent
                          there as it is generated (spmv/hyb.h); when the sink takes them,
                          hyb.sink keeps it for the upload */
