@@ -17,6 +17,7 @@
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/space.h"
 #include "io/checkpoint.h"
+#include "io/files.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "io/report.h"
@@ -39,13 +40,10 @@ static cis_err input_stem_path(const char *input, const char *suffix, char *dst,
   return CIS_OK;
 }
 
-/* --output /dev/null: the user wants the report only. */
-static int output_discarded(const cis_options *o) { return strcmp(o->output, "/dev/null") == 0; }
-
 /* The checkpoint beside the output: OUTPUT without ".out.h5" (or ".h5"), plus ".ckpt.h5"; with
  * the output discarded, beside where it would have gone. */
 static cis_err default_checkpoint(cis_options *o) {
-  if (output_discarded(o))
+  if (cis_files_output_discarded(o))
     return input_stem_path(o->input, ".ckpt.h5", o->checkpoint, sizeof o->checkpoint);
   char stem[4080];
   size_t n = strlen(o->output);
@@ -179,7 +177,7 @@ cleanup:
 
 /* Read the restart checkpoint and check that it belongs to this problem. */
 static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis_ckpt *ck) {
-  const char *path = o->restart[0] ? o->restart : o->checkpoint;
+  const char *path = cis_files_restart_path(o);
   CIS_CALL(cis_ckpt_read(path, ck));
   CIS_CALL(cis_fingerprint_check(path, &ck->fp, fp));
   CIS_CHECK(ck->n == fp->ndet && ck->k == fp->nroots, CIS_ERR_INPUT,
@@ -239,20 +237,23 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_options_default(&opt);
   CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
   if (exit_now) goto cleanup;
-  CIS_TRY(cis_input_read(opt.input, &prob));
-  cis_options_default(&opt);
-  CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
-  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+  /* Paths come from the command line alone: every file is checked before any work. */
   if (!opt.output[0])
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
-  if (!output_discarded(&opt)) CIS_TRY(cis_output_check_path(opt.output));
-  CIS_TRY(cis_output_check_path(opt.checkpoint));
-  if (opt.export_matrix[0]) CIS_TRY(cis_output_check_path(opt.export_matrix));
+  CIS_TRY(cis_files_check(&opt));
+  CIS_TRY(cis_input_read(opt.input, &prob));
+  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   cis_signals_install();
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob));
+  /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the
+   * build (the space's size and Reference region are compared once built). */
+  cis_fingerprint fp;
+  cis_fingerprint_make(&prob, -1, -1, opt.nroots, opt.spin_set ? opt.spin2 : -1, opt.spin_shift,
+                       &fp);
+  if (opt.restart_set) CIS_TRY(cis_ckpt_check(cis_files_restart_path(&opt), &fp));
   rep.t_read = cis_wtime() - rep.t_start;
   /* a GPU's context starts while the matrix is built */
   if (opt.device != CIS_DEVICE_CPU) cis_backend_cuda_prewarm(opt.device_index);
@@ -314,9 +315,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.t_upload = cis_wtime() - t0;
   cis_report_matrix(&rep);
 
-  cis_fingerprint fp;
-  cis_fingerprint_make(&prob, h->n, h->nref, opt.nroots, opt.spin_set ? opt.spin2 : -1,
-                       opt.spin_shift, &fp);
+  fp.ndet = h->n;
+  fp.nref = h->nref;
   if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
 
   cis_eig_opts eo;
@@ -369,7 +369,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_report_results(&rep, &res, s2);
   cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,
                     .device_desc = be->desc};
-  if (output_discarded(&opt)) {
+  if (cis_files_output_discarded(&opt)) {
     if (!opt.quiet) printf("results          not written (--output /dev/null)\n");
   } else {
     CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
@@ -394,6 +394,7 @@ cleanup:
 }
 
 int main(int argc, char **argv) {
+  cis_io_init();
   int exit_code = 0;
   int verbose = 0;
   for (int i = 1; i < argc; i++)

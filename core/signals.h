@@ -5,8 +5,13 @@
 #ifndef CIS_SIGNALS_H
 #define CIS_SIGNALS_H
 
-/* Install the handlers (idempotent). */
+/* Install the handlers (idempotent). SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU and SIGALRM (and a
+ * second SIGINT) still end the program at once, after removing the temporary file being
+ * written; SIGXFSZ is ignored, so that a write beyond `ulimit -f` fails with a message. */
 void cis_signals_install(void);
+/* The temporary file being written, for the handlers to remove if a signal ends the program
+ * during the write; NULL: none. Writers write one file at a time. */
+void cis_signals_tmp(const char *path);
 /* The signal number received, or 0. */
 int cis_signal_pending(void);
 const char *cis_signal_name(int sig);

@@ -74,6 +74,15 @@ static const opt_desc k_opts[] = {
 };
 #define NOPTS ((int)(sizeof k_opts / sizeof k_opts[0]))
 
+/* Options that name a file to write or read: the command line's alone, never an input file's
+ * (an untrusted input could otherwise overwrite any file the user can write). */
+static int is_path_option(const char *name) {
+  static const char *const paths[] = {"output", "export-matrix", "checkpoint", "restart"};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+    if (strcmp(name, paths[i]) == 0) return 1;
+  return 0;
+}
+
 void cis_options_print_help(void) {
   printf(
       "usage: cisolve [options] INPUT\n"
@@ -81,7 +90,8 @@ void cis_options_print_help(void) {
       "Lowest eigenpairs of a configuration-interaction Hamiltonian.\n"
       "INPUT is an FCIDUMP, a cisolve input.h5 (docs/input-format.md) or a Matrix Market\n"
       "file with an explicit symmetric matrix; the format is detected from the content.\n"
-      "Options stored in input.h5 apply unless given here.\n\noptions:\n");
+      "Options stored in input.h5 apply unless given here; file paths (--output,\n"
+      "--checkpoint, --export-matrix, --restart) come from the command line only.\n\noptions:\n");
   for (int i = 0; i < NOPTS; i++) {
     char lhs[64];
     if (k_opts[i].arg == ARG_REQUIRED)
@@ -331,6 +341,10 @@ cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, c
     const opt_desc *d = find_opt(name, strlen(name));
     if (!d || strcmp(name, "help") == 0 || strcmp(name, "version") == 0)
       CIS_ERROR(CIS_ERR_INPUT, "%s: /options has an unknown option '%s'", o->input, name);
+    if (is_path_option(name))
+      CIS_ERROR(CIS_ERR_INPUT,
+                "%s: /options/%s: file paths come from the command line only, never from an input "
+                "file (delete the attribute; give --%s on the command line)", o->input, name, name);
     const char *v = kv->kv[i].value;
     if (d->arg == ARG_NONE) {
       /* A flag in a file carries a truth value: only a true one turns it on. */
