@@ -242,9 +242,13 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
   CIS_TRY(cis_files_check(&opt));
-  CIS_TRY(cis_input_read(opt.input, &prob));
-  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   cis_signals_install();
+  CIS_TRY(cis_input_read(opt.input, &prob));
+  if (cis_runctl_stop_before_solver(&opt, "reading the input", argc, argv)) {
+    *exit_code = CIS_EXIT_INTERRUPTED;
+    goto cleanup;
+  }
+  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob));
@@ -337,16 +341,17 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     eo.guess_evals = ck.evals;
     eo.iter_start = ck.iteration;
   }
+  if (cis_runctl_stop_before_solver(&opt, "building the Hamiltonian", argc, argv)) {
+    *exit_code = CIS_EXIT_INTERRUPTED;
+    goto cleanup;
+  }
   if (opt.restart_set && ck.converged) {
     CIS_TRY(result_from_checkpoint(&ck, &res));
   } else {
     t0 = cis_wtime();
     err = solve(&opt, be, h, &eo, &res);
     if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
-      printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
-      printf("checkpoint       %s\n", opt.checkpoint);
-      printf("to resume        cisolve --restart ... (same input and options)\n");
-      fflush(stdout);
+      cis_runctl_report_stop(&rc, res.iterations, argc, argv);
       cis_error_clear();
       *exit_code = CIS_EXIT_INTERRUPTED;
       err = CIS_OK;

@@ -1,7 +1,9 @@
 /* cisolve: stopping cleanly. SIGTERM, SIGUSR1 and SIGINT (and, with --walltime, the clock) only
  * raise a flag; the solver polls it between iterations, writes a checkpoint and the program
- * exits with code 3. A second SIGINT while stopping kills the program at once (default action),
- * so a user at a terminal is never stuck. */
+ * exits with code 3 (the driver also looks at it between the steps before the solver: a stop
+ * there exits 3 with nothing to checkpoint). The handlers are installed before the input is
+ * read. A second SIGINT while stopping kills the program at once (default action), so a user at
+ * a terminal is never stuck. */
 #ifndef CIS_SIGNALS_H
 #define CIS_SIGNALS_H
 

@@ -335,6 +335,44 @@ cis_err cis_options_parse(int argc, char **argv, cis_options *o, int *exit_now) 
   return CIS_OK;
 }
 
+/* One word for a POSIX shell: as it is when it holds nothing the shell would interpret, else in
+ * single quotes (a quote inside as '\''). */
+static void print_shell_word(FILE *f, const char *w) {
+  int plain = *w != '\0';
+  for (const char *c = w; *c && plain; c++)
+    plain = isalnum((unsigned char)*c) || strchr("@%+=:,./_-", *c) != NULL;
+  if (plain) {
+    fputs(w, f);
+    return;
+  }
+  fputc('\'', f);
+  for (const char *c = w; *c; c++)
+    if (*c == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*c, f);
+  fputc('\'', f);
+}
+
+void cis_options_print_command(FILE *f, int argc, char **argv, int restart) {
+  print_shell_word(f, argv[0]);
+  if (restart) fputs(" --restart", f);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *name = strcmp(a, "-o") == 0 ? "output" : strncmp(a, "--", 2) == 0 ? a + 2 : NULL;
+    size_t len = name ? strcspn(name, "=") : 0;
+    const opt_desc *d = name ? find_opt(name, len) : NULL;
+    if (restart && d && strcmp(d->name, "restart") == 0) continue;
+    fputc(' ', f);
+    print_shell_word(f, a);
+    /* a value in the next word is copied as it is, whatever it looks like */
+    if (d && d->arg == ARG_REQUIRED && name[len] != '=' && i + 1 < argc) {
+      fputc(' ', f);
+      print_shell_word(f, argv[++i]);
+    }
+  }
+}
+
 cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, char **argv) {
   for (int i = 0; i < kv->n; i++) {
     const char *name = kv->kv[i].key;
