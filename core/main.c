@@ -189,16 +189,6 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
   return CIS_OK;
 }
 
-/* A converged checkpoint is the result: copy it, no iteration. */
-static cis_err result_from_checkpoint(const cis_ckpt *ck, cis_eig_result *res) {
-  memset(res, 0, sizeof *res);
-  CIS_CALL(cis_eig_result_fill(res, ck->k, ck->n, ck->evals, ck->rnorm, NULL));
-  memcpy(res->evecs, ck->X, (size_t)(ck->n * ck->k) * sizeof(double));
-  res->iterations = ck->iteration;
-  res->matvecs = ck->matvecs;
-  return CIS_OK;
-}
-
 /* Davidson, or Lanczos when asked (a restart resumes with Davidson: the checkpoint holds Ritz
  * vectors and their products, which is what Davidson restarts from). */
 static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
@@ -335,18 +325,18 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   eo.on_save = cis_runctl_save;
   eo.on_iter_ctx = &rc;
   eo.save_final = 1;
+  /* A restart resumes the solver from the checkpoint's vectors, converged or not: its first
+   * iteration is the checkpoint's, judged again by this run's criteria (no product; the run
+   * goes on when they do not hold), and whatever follows a solve follows it here too. */
   if (opt.restart_set) {
     eo.guess_X = ck.X;
     eo.guess_HX = ck.HX;
-    eo.guess_evals = ck.evals;
-    eo.iter_start = ck.iteration;
+    eo.guess_evals = cis_ckpt_previous_evals(&ck);
+    eo.iter_start = ck.iteration - 1;
   }
   if (cis_runctl_stop_before_solver(&opt, "building the Hamiltonian", argc, argv)) {
     *exit_code = CIS_EXIT_INTERRUPTED;
     goto cleanup;
-  }
-  if (opt.restart_set && ck.converged) {
-    CIS_TRY(result_from_checkpoint(&ck, &res));
   } else {
     t0 = cis_wtime();
     err = solve(&opt, be, h, &eo, &res);

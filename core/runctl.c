@@ -21,7 +21,7 @@ cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt,
     rc->restarted = 1;
     rc->matvecs_before = restart->matvecs;
     rc->t_before = restart->t_elapsed;
-    rc->last_saved_iter = restart->iteration;
+    rc->last_saved_iter = rc->resumed_at = restart->iteration;
     rc->k = restart->k;
     rc->nhist = rc->cap = restart->nhist;
     size_t hk = (size_t)restart->nhist * (size_t)restart->k;
@@ -67,7 +67,7 @@ int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const doubl
   rc->iter_secs = rc->iter_secs > 0 ? 0.5 * (rc->iter_secs + dt) : dt;
   rc->t_last_iter = now;
   cis_report_iter(rc->rep, iter, k, evals, rnorm, conv, nbasis);
-  push_history(rc, k, evals, rnorm);
+  if (!(rc->restarted && iter <= rc->resumed_at)) push_history(rc, k, evals, rnorm);
   int act = CIS_ITER_CONTINUE;
   if (o->checkpoint_every > 0 && iter - rc->last_saved_iter >= o->checkpoint_every)
     act |= CIS_ITER_SAVE;

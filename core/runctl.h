@@ -21,6 +21,7 @@ typedef struct {
   double iter_secs, ckpt_secs; /* estimates for the walltime decision */
   int last_saved_iter, nsaved;
   int restarted;           /* this run resumed from a checkpoint */
+  int resumed_at;          /* its iteration: judged again first, already in the history */
   int last_act;            /* what cis_runctl_iter asked for last */
   int stopping;            /* a stop was requested; why[] says why */
   char why[256];

@@ -346,6 +346,13 @@ cis_err cis_ckpt_check(const char *path, const cis_fingerprint *fp) {
   return CIS_OK;
 }
 
+const double *cis_ckpt_previous_evals(const cis_ckpt *c) {
+  if (c->nhist < 2 || !c->hist_evals || !c->evals) return c->evals;
+  const double *last = c->hist_evals + (size_t)(c->nhist - 1) * (size_t)c->k;
+  if (memcmp(last, c->evals, (size_t)c->k * sizeof *last) != 0) return c->evals;
+  return last - c->k;
+}
+
 void cis_ckpt_free(cis_ckpt *c) {
   if (!c) return;
   cis_free(&c->X);

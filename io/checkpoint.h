@@ -68,6 +68,11 @@ cis_err cis_ckpt_read(const char *path, cis_ckpt *c);
 /* Before the build: read only the header of the checkpoint at path (its checksum checked) and
  * compare its fingerprint with the run's `fp` (CIS_ERR_INPUT naming what differs). */
 cis_err cis_ckpt_check(const char *path, const cis_fingerprint *fp);
+/* The Ritz values of the iteration before the saved one (from the history), which the resumed
+ * solver compares the first values with, as the interrupted run would have: so a restart judges
+ * the energy criterion of this run, not a difference of zero. c->evals when the history does
+ * not have them. */
+const double *cis_ckpt_previous_evals(const cis_ckpt *c);
 void cis_ckpt_free(cis_ckpt *c);
 
 #endif
