@@ -4,7 +4,6 @@
 #include "io/files.h"
 
 #include <errno.h>
-#include <hdf5.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdint.h>
@@ -15,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <hdf5.h>
 
 #include "core/signals.h"
 #include "io/input.h"
