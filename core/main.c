@@ -17,6 +17,7 @@
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/space.h"
 #include "io/checkpoint.h"
+#include "io/files.h"
 #include "io/input.h"
 #include "io/output.h"
 #include "io/report.h"
@@ -39,13 +40,10 @@ static cis_err input_stem_path(const char *input, const char *suffix, char *dst,
   return CIS_OK;
 }
 
-/* --output /dev/null: the user wants the report only. */
-static int output_discarded(const cis_options *o) { return strcmp(o->output, "/dev/null") == 0; }
-
 /* The checkpoint beside the output: OUTPUT without ".out.h5" (or ".h5"), plus ".ckpt.h5"; with
  * the output discarded, beside where it would have gone. */
 static cis_err default_checkpoint(cis_options *o) {
-  if (output_discarded(o))
+  if (cis_files_output_discarded(o))
     return input_stem_path(o->input, ".ckpt.h5", o->checkpoint, sizeof o->checkpoint);
   char stem[4080];
   size_t n = strlen(o->output);
@@ -179,7 +177,7 @@ cleanup:
 
 /* Read the restart checkpoint and check that it belongs to this problem. */
 static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis_ckpt *ck) {
-  const char *path = o->restart[0] ? o->restart : o->checkpoint;
+  const char *path = cis_files_restart_path(o);
   CIS_CALL(cis_ckpt_read(path, ck));
   CIS_CALL(cis_fingerprint_check(path, &ck->fp, fp));
   CIS_CHECK(ck->n == fp->ndet && ck->k == fp->nroots, CIS_ERR_INPUT,
@@ -188,16 +186,6 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
   if (!o->quiet)
     printf("restart          %s: iteration %d, %lld matrix-vector products so far%s\n", path,
            ck->iteration, (long long)ck->matvecs, ck->converged ? ", converged" : "");
-  return CIS_OK;
-}
-
-/* A converged checkpoint is the result: copy it, no iteration. */
-static cis_err result_from_checkpoint(const cis_ckpt *ck, cis_eig_result *res) {
-  memset(res, 0, sizeof *res);
-  CIS_CALL(cis_eig_result_fill(res, ck->k, ck->n, ck->evals, ck->rnorm, NULL));
-  memcpy(res->evecs, ck->X, (size_t)(ck->n * ck->k) * sizeof(double));
-  res->iterations = ck->iteration;
-  res->matvecs = ck->matvecs;
   return CIS_OK;
 }
 
@@ -212,14 +200,11 @@ static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
   return cis_davidson_solve(be, h->hdiag, h->npre, h->hpp, eo, res);
 }
 
-/* Solve (or take a converged checkpoint's roots), then make sure no lower state was missed. */
+/* Solve, then make sure no lower state was missed. */
 static cis_err solve_checked(const cis_options *o, cis_backend *be, const cis_hmat *h,
                              const cis_refstates *st, const cis_eig_opts *eo,
-                             const cis_ckpt *ck, cis_eig_result *res, cis_analysis *an) {
-  if (o->restart_set && ck->converged)
-    CIS_CALL(result_from_checkpoint(ck, res));
-  else
-    CIS_CALL(solve(o, be, h, eo, res));
+                             cis_eig_result *res, cis_analysis *an) {
+  CIS_CALL(solve(o, be, h, eo, res));
   if (o->check_roots != CIS_CHECK_NONE)
     CIS_CALL(cis_analysis_check_blocks(o, be, h, st, eo, res, an));
   if (o->check_roots == CIS_CHECK_FULL) CIS_CALL(cis_analysis_check_roots(o, be, h, eo, res, an));
@@ -255,20 +240,27 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_options_default(&opt);
   CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
   if (exit_now) goto cleanup;
-  CIS_TRY(cis_input_read(opt.input, &prob));
-  cis_options_default(&opt);
-  CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
-  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+  /* Paths come from the command line alone: every file is checked before any work. */
   if (!opt.output[0])
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
-  if (!output_discarded(&opt)) CIS_TRY(cis_output_check_path(opt.output));
-  CIS_TRY(cis_output_check_path(opt.checkpoint));
-  if (opt.export_matrix[0]) CIS_TRY(cis_output_check_path(opt.export_matrix));
+  CIS_TRY(cis_files_check(&opt));
   cis_signals_install();
+  CIS_TRY(cis_input_read(opt.input, &prob));
+  if (cis_runctl_stop_before_solver(&opt, "reading the input", argc, argv)) {
+    *exit_code = CIS_EXIT_INTERRUPTED;
+    goto cleanup;
+  }
+  CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob));
+  /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the
+   * build (the space's size and Reference region are compared once built). */
+  cis_fingerprint fp;
+  cis_fingerprint_make(&prob, -1, -1, opt.nroots, opt.spin_set ? opt.spin2 : -1, opt.spin_shift,
+                       &fp);
+  if (opt.restart_set) CIS_TRY(cis_ckpt_check(cis_files_restart_path(&opt), &fp));
   rep.t_read = cis_wtime() - rep.t_start;
   /* a GPU's context starts while the matrix is built */
   if (opt.device != CIS_DEVICE_CPU) cis_backend_cuda_prewarm(opt.device_index);
@@ -330,9 +322,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.t_upload = cis_wtime() - t0;
   cis_report_matrix(&rep);
 
-  cis_fingerprint fp;
-  cis_fingerprint_make(&prob, h->n, h->nref, opt.nroots, opt.spin_set ? opt.spin2 : -1,
-                       opt.spin_shift, &fp);
+  fp.ndet = h->n;
+  fp.nref = h->nref;
   if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
 
   /* the Reference block's states within symmetry blocks: the guess, and the check */
@@ -353,19 +344,23 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   eo.on_iter_ctx = &rc;
   eo.poll = cis_runctl_poll;
   eo.save_final = 1;
+  /* A restart resumes the solver from the checkpoint's vectors, converged or not: its first
+   * iteration is the checkpoint's, judged again by this run's criteria (no product; the run
+   * goes on when they do not hold), and whatever follows a solve follows it here too. */
   if (opt.restart_set) {
     eo.guess_X = ck.X;
     eo.guess_HX = ck.HX;
-    eo.guess_evals = ck.evals;
-    eo.iter_start = ck.iteration;
+    eo.guess_evals = cis_ckpt_previous_evals(&ck);
+    eo.iter_start = ck.iteration - 1;
+  }
+  if (cis_runctl_stop_before_solver(&opt, "building the Hamiltonian", argc, argv)) {
+    *exit_code = CIS_EXIT_INTERRUPTED;
+    goto cleanup;
   }
   t0 = cis_wtime();
-  err = solve_checked(&opt, be, h, &rst, &eo, &ck, &res, &an);
+  err = solve_checked(&opt, be, h, &rst, &eo, &res, &an);
   if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
-    printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
-    printf("checkpoint       %s\n", opt.checkpoint);
-    printf("to resume        cisolve --restart ... (same input and options)\n");
-    fflush(stdout);
+    cis_runctl_report_stop(&rc, res.iterations, argc, argv);
     cis_error_clear();
     *exit_code = CIS_EXIT_INTERRUPTED;
     err = CIS_OK;
@@ -373,7 +368,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   }
   CIS_TRY(err);
   rep.t_solve = cis_wtime() - t0;
-  if (!(opt.restart_set && ck.converged)) res.matvecs += rc.matvecs_before;
+  res.matvecs += rc.matvecs_before;
 
   t0 = cis_wtime();
   if (space) {
@@ -386,7 +381,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_report_results(&rep, &res, s2);
   cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,
                     .device_desc = be->desc};
-  if (output_discarded(&opt)) {
+  if (cis_files_output_discarded(&opt)) {
     if (!opt.quiet) printf("results          not written (--output /dev/null)\n");
   } else {
     CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
@@ -412,6 +407,7 @@ cleanup:
 }
 
 int main(int argc, char **argv) {
+  cis_io_init();
   int exit_code = 0;
   int verbose = 0;
   for (int i = 1; i < argc; i++)

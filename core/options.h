@@ -5,6 +5,7 @@
 #define CIS_OPTIONS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/error.h"
 #include "core/problem.h"
@@ -58,5 +59,9 @@ cis_err cis_options_parse(int argc, char **argv, cis_options *o, int *exit_now);
 /* Apply options found in the input file, skipping those given on the command line. */
 cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, char **argv);
 void cis_options_print_help(void);
+/* Print argv (as cis_options_parse accepted it) as a command for a POSIX shell, each word
+ * quoted where needed; with `restart`, any --restart[=FILE] replaced by one --restart after the
+ * program name, which resumes from the checkpoint this run wrote (at --checkpoint). No newline. */
+void cis_options_print_command(FILE *f, int argc, char **argv, int restart);
 
 #endif

@@ -1,10 +1,13 @@
+#define _POSIX_C_SOURCE 200809L
 #include "core/runctl.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/signals.h"
 #include "core/util.h"
+#include "io/files.h"
 
 cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt, cis_backend *be,
                         const cis_fingerprint *fp, const cis_ckpt *restart) {
@@ -18,7 +21,7 @@ cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt,
     rc->restarted = 1;
     rc->matvecs_before = restart->matvecs;
     rc->t_before = restart->t_elapsed;
-    rc->last_saved_iter = restart->iteration;
+    rc->last_saved_iter = rc->resumed_at = restart->iteration;
     rc->k = restart->k;
     rc->nhist = rc->cap = restart->nhist;
     size_t hk = (size_t)restart->nhist * (size_t)restart->k;
@@ -64,7 +67,7 @@ int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const doubl
   rc->iter_secs = rc->iter_secs > 0 ? 0.5 * (rc->iter_secs + dt) : dt;
   rc->t_last_iter = now;
   cis_report_iter(rc->rep, iter, k, evals, rnorm, conv, nbasis);
-  push_history(rc, k, evals, rnorm);
+  if (!(rc->restarted && iter <= rc->resumed_at)) push_history(rc, k, evals, rnorm);
   int act = CIS_ITER_CONTINUE;
   if (o->checkpoint_every > 0 && iter - rc->last_saved_iter >= o->checkpoint_every)
     act |= CIS_ITER_SAVE;
@@ -121,4 +124,35 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
   if (!rc->opt->quiet && rc->opt->verbose)
     printf("      checkpoint %s (iteration %d, %.3f s)\n", rc->opt->checkpoint, iter, dt);
   return CIS_OK;
+}
+
+/* "to resume" and the command, with the folder it runs in as a shell comment (its relative
+ * paths are relative to that folder). */
+static void print_resume(int argc, char **argv, int restart) {
+  char cwd[4096];
+  printf("to resume        ");
+  cis_options_print_command(stdout, argc, argv, restart);
+  if (getcwd(cwd, sizeof cwd)) printf("   # in %s", cwd);
+  printf("\n");
+  fflush(stdout);
+}
+
+void cis_runctl_report_stop(const cis_runctl *rc, int iter, int argc, char **argv) {
+  printf("\nstopped          %s, at iteration %d\n", rc->why, iter);
+  printf("checkpoint       %s\n", rc->opt->checkpoint);
+  print_resume(argc, argv, 1);
+}
+
+int cis_runctl_stop_before_solver(const cis_options *o, const char *doing, int argc,
+                                  char **argv) {
+  int sig = cis_signal_pending();
+  if (!sig) return 0;
+  printf("\nstopped          received %s while %s, before the solver started: ",
+         cis_signal_name(sig), doing);
+  if (o->restart_set)
+    printf("the checkpoint %s is as it was\n", cis_files_restart_path(o));
+  else
+    printf("nothing to checkpoint yet\n");
+  print_resume(argc, argv, 0);
+  return 1;
 }

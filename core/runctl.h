@@ -21,6 +21,7 @@ typedef struct {
   double iter_secs, ckpt_secs; /* estimates for the walltime decision */
   int last_saved_iter, nsaved;
   int restarted;           /* this run resumed from a checkpoint */
+  int resumed_at;          /* its iteration: judged again first, already in the history */
   int last_act;            /* what cis_runctl_iter asked for last */
   int stopping;            /* a stop was requested; why[] says why */
   char why[256];
@@ -38,5 +39,15 @@ int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const doubl
 int cis_runctl_poll(void *ctx);
 cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                         const int *conv, const double *X, const double *HX);
+
+/* The solver stopped on request at iteration `iter`, its checkpoint written: print why, where
+ * the checkpoint is and the command that resumes the run (argv with --restart). */
+void cis_runctl_report_stop(const cis_runctl *rc, int iter, int argc, char **argv);
+/* Between the steps before the solver (reading, building): when a signal asked to stop, print
+ * that it did while `doing` and that there is nothing to checkpoint yet (a restart's checkpoint
+ * is left as it was), with the command that runs it again, and return 1 (exit code 3); else 0.
+ * The walltime is left to the solver, which checkpoints its first iteration before stopping. */
+int cis_runctl_stop_before_solver(const cis_options *o, const char *doing, int argc,
+                                  char **argv);
 
 #endif

@@ -5,16 +5,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 
-static volatile sig_atomic_t g_signal = 0;
+static volatile sig_atomic_t g_signal = 0, g_sigint_seen = 0;
 static double g_deadline = 0;
+/* The temporary file being written; g_tmp_set says whether g_tmp holds a name. */
+static char g_tmp[4200];
+static volatile sig_atomic_t g_tmp_set = 0;
+
+/* A signal that ends the program now: remove the temporary file being written, then die of the
+ * signal as its default action would (the exit status still says which signal it was). */
+static void on_fatal(int sig) {
+  if (g_tmp_set) unlink(g_tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 static void on_signal(int sig) {
+  /* A second Ctrl-C means "now". */
+  if (sig == SIGINT && g_sigint_seen) {
+    on_fatal(sig);
+    return;
+  }
+  if (sig == SIGINT) g_sigint_seen = 1;
   g_signal = sig;
-  /* A second Ctrl-C means "now": restore the default action for SIGINT. */
-  if (sig == SIGINT) signal(SIGINT, SIG_DFL);
 }
 
 void cis_signals_install(void) {
@@ -26,6 +42,26 @@ void cis_signals_install(void) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
+  /* Signals whose default action ends the program at once: still at once, but without leaving
+   * a temporary file behind. One the parent set to be ignored stays ignored. */
+  static const int fatal[] = {SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGALRM};
+  sa.sa_handler = on_fatal;
+  sa.sa_flags = 0;
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+    struct sigaction old;
+    if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+      sigaction(fatal[i], &sa, NULL);
+  }
+  /* A file size limit (ulimit -f) makes the write fail with EFBIG, which the writer reports and
+   * cleans up after, rather than killing the program in the middle of a file. */
+  signal(SIGXFSZ, SIG_IGN);
+}
+
+void cis_signals_tmp(const char *path) {
+  g_tmp_set = 0;
+  if (!path || strlen(path) >= sizeof g_tmp) return;
+  memcpy(g_tmp, path, strlen(path) + 1);
+  g_tmp_set = 1;
 }
 
 int cis_signal_pending(void) { return (int)g_signal; }

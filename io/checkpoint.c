@@ -87,12 +87,14 @@ cis_err cis_fingerprint_check(const char *path, const cis_fingerprint *f,
               "checkpoint %s was made with %d alpha and %d beta electrons (MS2 = %d); this run "
               "has %d and %d (MS2 = %d)", path, f->nalpha, f->nbeta, f->nalpha - f->nbeta,
               r->nalpha, r->nbeta, r->nalpha - r->nbeta);
-  if (f->space != r->space || f->ndet != r->ndet)
+  if (f->space != r->space || (r->ndet >= 0 && f->ndet != r->ndet)) {
+    char has[64] = "";
+    if (r->ndet >= 0) snprintf(has, sizeof has, "; this run has %lld", (long long)r->ndet);
     CIS_ERROR(CIS_ERR_INPUT,
-              "checkpoint %s was made for another determinant space (%lld determinants; this "
-              "run has %lld): check --space and the reference", path, (long long)f->ndet,
-              (long long)r->ndet);
-  if (f->nref != r->nref)
+              "checkpoint %s was made for another determinant space (%lld determinants%s): "
+              "check --space and the reference", path, (long long)f->ndet, has);
+  }
+  if (r->nref >= 0 && f->nref != r->nref)
     CIS_ERROR(CIS_ERR_INPUT,
               "checkpoint %s was made with a Reference region of %lld determinants; this run "
               "has %lld (check --ref-size)", path, (long long)f->nref, (long long)r->nref);
@@ -251,7 +253,8 @@ cis_err cis_ckpt_write(const char *path, const cis_ckpt *c) {
   return CIS_OK;
 }
 
-static cis_err read_body(hid_t f, cis_ckpt *c, const char *path) {
+/* The attributes: format, version, fingerprint, counts; checked against the header checksum. */
+static cis_err read_header(hid_t f, cis_ckpt *c, const char *path) {
   char fmt[64] = {0};
   CIS_CHECK(H5Aexists(f, "format") > 0, CIS_ERR_INPUT,
             "%s is not a cisolve checkpoint (no 'format' attribute)", path);
@@ -294,6 +297,12 @@ static cis_err read_body(hid_t f, cis_ckpt *c, const char *path) {
   CIS_CHECK(c->n > 0 && c->k > 0 && c->k <= 100000 && c->nhist >= 0 && c->nhist < 100000000,
             CIS_ERR_INPUT, "checkpoint %s: sizes are corrupt (n=%lld, k=%d)", path,
             (long long)c->n, c->k);
+  return CIS_OK;
+}
+
+static cis_err read_body(hid_t f, cis_ckpt *c, const char *path, int header_only) {
+  CIS_CALL(read_header(f, c, path));
+  if (header_only) return CIS_OK;
   size_t nk = (size_t)c->n * (size_t)c->k, hk = (size_t)c->nhist * (size_t)c->k;
   CIS_CALL(get_array(f, "X", nk, &c->X, path));
   CIS_CALL(get_array(f, "HX", nk, &c->HX, path));
@@ -304,7 +313,7 @@ static cis_err read_body(hid_t f, cis_ckpt *c, const char *path) {
   return CIS_OK;
 }
 
-cis_err cis_ckpt_read(const char *path, cis_ckpt *c) {
+static cis_err ckpt_read(const char *path, cis_ckpt *c, int header_only) {
   memset(c, 0, sizeof *c);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   FILE *probe = fopen(path, "rb");
@@ -319,13 +328,29 @@ cis_err cis_ckpt_read(const char *path, cis_ckpt *c) {
             "checkpoint %s is not a readable HDF5 file (truncated or corrupt)", path);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   CIS_CHECK(f >= 0, CIS_ERR_INPUT, "checkpoint %s cannot be opened (truncated or corrupt)", path);
-  cis_err e = read_body(f, c, path);
+  cis_err e = read_body(f, c, path, header_only);
   H5Fclose(f);
   if (e != CIS_OK) {
     cis_ckpt_free(c);
     cis_error_trace(__FILE__, __LINE__, __func__);
   }
   return e;
+}
+
+cis_err cis_ckpt_read(const char *path, cis_ckpt *c) { return ckpt_read(path, c, 0); }
+
+cis_err cis_ckpt_check(const char *path, const cis_fingerprint *fp) {
+  cis_ckpt c;
+  CIS_CALL(ckpt_read(path, &c, 1));
+  CIS_CALL(cis_fingerprint_check(path, &c.fp, fp));
+  return CIS_OK;
+}
+
+const double *cis_ckpt_previous_evals(const cis_ckpt *c) {
+  if (c->nhist < 2 || !c->hist_evals || !c->evals) return c->evals;
+  const double *last = c->hist_evals + (size_t)(c->nhist - 1) * (size_t)c->k;
+  if (memcmp(last, c->evals, (size_t)c->k * sizeof *last) != 0) return c->evals;
+  return last - c->k;
 }
 
 void cis_ckpt_free(cis_ckpt *c) {

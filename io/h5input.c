@@ -700,23 +700,27 @@ cis_err cis_h5matrix_write(const char *path, const cis_csr *m) {
   return CIS_OK;
 }
 
+/* Exclusive creation: HDF5's H5F_ACC_EXCL opens with O_CREAT|O_EXCL, so an existing name (a
+ * symbolic link planted there included) fails with EEXIST and is never opened for writing. */
+static int h5_create(const char *name, void *f) {
+  *(hid_t *)f = H5Fcreate(name, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+  return *(hid_t *)f < 0 ? -1 : 0;
+}
+
 cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx) {
   cis_err err = CIS_OK;
-  char tmp[4200];
+  cis_io_tmp tmp = {{0}};
   hid_t f = -1;
-  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
   cis_h5_quiet();
-  f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) CIS_FAIL(CIS_ERR_IO, "cannot create %s (directory missing or not writable?)", tmp);
-  CIS_TRY(body(f, tmp, ctx));
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) CIS_FAIL(CIS_ERR_IO, "cannot flush %s", tmp);
+  CIS_TRY(cis_io_tmp_create(path, h5_create, &f, &tmp));
+  CIS_TRY(body(f, tmp.name, ctx));
+  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) CIS_FAIL(CIS_ERR_IO, "cannot flush %s", tmp.name);
   herr_t st = H5Fclose(f);
   f = -1;
-  if (st < 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s", tmp);
-  CIS_TRY(cis_io_fsync_path(tmp));
-  CIS_TRY(cis_io_commit(tmp, path));
+  if (st < 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s", tmp.name);
+  CIS_TRY(cis_io_tmp_commit(&tmp, path));
 cleanup:
   cis_h5_close(&f);
-  if (err != CIS_OK) remove(tmp);
+  if (err != CIS_OK) cis_io_tmp_discard(&tmp);
   return err;
 }

@@ -3,13 +3,9 @@
 #include "io/input.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <libgen.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/io_private.h"
 
@@ -109,51 +105,18 @@ cis_err cis_io_electrons(const char *path, const char *where, int norb, long nel
   return CIS_OK;
 }
 
-cis_err cis_io_tmp_name(const char *path, char *buf, size_t len) {
-  /* The temporary file is renamed over PATH: never do that to a device, a pipe or a folder. */
-  struct stat st;
-  CIS_CHECK(stat(path, &st) != 0 || S_ISREG(st.st_mode), CIS_ERR_USAGE,
-            "%s exists and is not a regular file: cisolve writes its files under a temporary "
-            "name and renames them, which would replace it (give another path)", path);
-  int k = snprintf(buf, len, "%s.tmp", path);
-  CIS_CHECK(k > 0 && (size_t)k < len, CIS_ERR_IO, "output path too long: %s", path);
-  return CIS_OK;
-}
-
-cis_err cis_io_fsync_path(const char *path) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) CIS_ERROR(CIS_ERR_IO, "cannot reopen %s: %s", path, strerror(errno));
-  int rc = fsync(fd), e = errno;
-  close(fd);
-  if (rc != 0) CIS_ERROR(CIS_ERR_IO, "cannot sync %s to disk: %s", path, strerror(e));
-  return CIS_OK;
-}
-
-cis_err cis_io_commit(const char *tmp, const char *path) {
-  if (rename(tmp, path) != 0)
-    CIS_ERROR(CIS_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  /* Sync the directory too, so that the rename itself survives a crash. Some file systems
-   * refuse fsync on a directory; the rename is still atomic there. */
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s", path);
-  int fd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    int rc = fsync(fd), e = errno;
-    close(fd);
-    if (rc != 0 && e != EINVAL && e != EBADF)
-      CIS_ERROR(CIS_ERR_IO, "cannot sync the folder of %s: %s", path, strerror(e));
-  }
+cis_err cis_matrix_check_name(const char *path) {
+  CIS_CHECK(has_suffix(path, ".mtx") || has_suffix(path, ".h5") || has_suffix(path, ".hdf5"),
+            CIS_ERR_USAGE, "cannot tell the matrix format of %s: expected a name ending in "
+            ".mtx (Matrix Market) or .h5 (HDF5 /matrix group)", path);
   return CIS_OK;
 }
 
 cis_err cis_matrix_write(const char *path, const cis_csr *m) {
-  if (has_suffix(path, ".mtx")) {
+  CIS_CALL(cis_matrix_check_name(path));
+  if (has_suffix(path, ".mtx"))
     CIS_CALL(cis_mtx_write(path, m));
-  } else if (has_suffix(path, ".h5") || has_suffix(path, ".hdf5")) {
+  else
     CIS_CALL(cis_h5matrix_write(path, m));
-  } else {
-    CIS_ERROR(CIS_ERR_USAGE, "cannot tell the matrix format of %s: expected a name ending in "
-              ".mtx (Matrix Market) or .h5 (HDF5 /matrix group)", path);
-  }
   return CIS_OK;
 }

@@ -20,5 +20,7 @@ cis_err cis_mtx_read(const char *path, cis_problem *p);
  * (".h5", the /matrix group of docs/input-format.md) chosen by the extension. Atomic
  * (temporary name, then rename). */
 cis_err cis_matrix_write(const char *path, const cis_csr *m);
+/* CIS_ERR_USAGE unless the name says a format cis_matrix_write writes (before any work). */
+cis_err cis_matrix_check_name(const char *path);
 
 #endif

@@ -4,7 +4,7 @@
  * - electron counts from NELEC/MS2, validated the same way for every input format;
  * - an explicit matrix from coordinate triplets: rows sorted, duplicates refused, both
  *   triangles stored, symmetry checked;
- * - atomic output: every writer writes PATH.tmp, flushes and renames it over PATH;
+ * - atomic output: every writer writes a temporary file, flushes and renames it over PATH;
  * - small HDF5 writers used by the /matrix group and output.h5.
  */
 #ifndef CIS_IO_PRIVATE_H
@@ -53,16 +53,28 @@ cis_err cis_io_csr_from_coo(const cis_io_coo *t, int mirror, const char *path,
 /* The first (i,j) with |a_ij - a_ji| above tolerance, as an error naming path/what. */
 cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const char *what);
 
-/* PATH + ".tmp" into buf (CIS_ERR_IO if it does not fit). */
-cis_err cis_io_tmp_name(const char *path, char *buf, size_t len);
-/* fsync a closed file by name, so a rename never publishes unwritten data. */
-cis_err cis_io_fsync_path(const char *path);
-/* Rename tmp over path (CIS_ERR_IO with the OS reason); the caller removes tmp on failure. */
-cis_err cis_io_commit(const char *tmp, const char *path);
+/* A file is written under a temporary name beside its PATH, "PATH.<12 random hex digits>.tmp"
+ * (io/files.c), then renamed over PATH: a reader never sees a half-written file, and concurrent
+ * runs writing the same PATH never share a temporary file (the last rename wins). The name is
+ * created exclusively (O_CREAT|O_EXCL, H5F_ACC_EXCL): never an existing file, never through a
+ * symbolic link planted there. While it exists, the signal handlers know it (core/signals.h)
+ * and remove it if a signal ends the program. */
+typedef struct {
+  char name[4200]; /* "" when there is none */
+} cis_io_tmp;
+/* Creates the file at `name`, exclusively (failing if anything is there); 0, or -1 with errno
+ * (EEXIST: the name is taken, and another is tried). */
+typedef int (*cis_io_create_fn)(const char *name, void *ctx);
+/* PATH must be new or a regular file (CIS_ERR_USAGE otherwise: never replace a device). */
+cis_err cis_io_tmp_create(const char *path, cis_io_create_fn create, void *ctx, cis_io_tmp *t);
+/* The file written and closed: fsync it, rename it over PATH, sync the folder. */
+cis_err cis_io_tmp_commit(cis_io_tmp *t, const char *path);
+/* After a failure: remove the temporary file (nothing when there is none). */
+void cis_io_tmp_discard(cis_io_tmp *t);
 
-/* Write an HDF5 file atomically: `body` fills a new file created as PATH.tmp (it gets the file
- * and the temporary name for its messages); the file is flushed, closed and fsync'ed, renamed
- * over PATH and its directory synced. On any failure the temporary file is removed and PATH is
+/* Write an HDF5 file atomically: `body` fills a new file created under a temporary name (it gets
+ * the file and that name for its messages); the file is flushed, closed and fsync'ed, renamed
+ * over PATH and its folder synced. On any failure the temporary file is removed and PATH is
  * left as it was. */
 typedef cis_err (*cis_h5_body_fn)(hid_t f, const char *tmp, const void *ctx);
 cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx);

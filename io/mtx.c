@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,25 +251,35 @@ static cis_err mtx_body(FILE *f, const char *tmp, const cis_csr *m) {
     for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
       if (m->col[k] <= i)
         fprintf(f, "%lld %d %.17g\n", (long long)i + 1, m->col[k] + 1, m->val[k]);
-  if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
+  if (ferror(f) || fflush(f) != 0)
     CIS_ERROR(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
   return CIS_OK;
 }
 
+/* Exclusive creation (never an existing file, never through a symbolic link). */
+static int mtx_create(const char *name, void *f) {
+  int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  *(FILE **)f = fdopen(fd, "w");
+  if (*(FILE **)f) return 0;
+  int e = errno;
+  close(fd);
+  errno = e;
+  return -1;
+}
+
 cis_err cis_mtx_write(const char *path, const cis_csr *m) {
   cis_err err = CIS_OK;
-  char tmp[4200];
+  cis_io_tmp tmp = {{0}};
   FILE *f = NULL;
-  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
-  f = fopen(tmp, "w");
-  if (!f) CIS_FAIL(CIS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-  CIS_TRY(mtx_body(f, tmp, m));
+  CIS_TRY(cis_io_tmp_create(path, mtx_create, &f, &tmp));
+  CIS_TRY(mtx_body(f, tmp.name, m));
   int rc = fclose(f);
   f = NULL;
-  if (rc != 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s: %s", tmp, strerror(errno));
-  CIS_TRY(cis_io_commit(tmp, path));
+  if (rc != 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s: %s", tmp.name, strerror(errno));
+  CIS_TRY(cis_io_tmp_commit(&tmp, path));
 cleanup:
   if (f) fclose(f);
-  if (err != CIS_OK) remove(tmp);
+  if (err != CIS_OK) cis_io_tmp_discard(&tmp);
   return err;
 }

@@ -78,6 +78,15 @@ static const opt_desc k_opts[] = {
 };
 #define NOPTS ((int)(sizeof k_opts / sizeof k_opts[0]))
 
+/* Options that name a file to write or read: the command line's alone, never an input file's
+ * (an untrusted input could otherwise overwrite any file the user can write). */
+static int is_path_option(const char *name) {
+  static const char *const paths[] = {"output", "export-matrix", "checkpoint", "restart"};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+    if (strcmp(name, paths[i]) == 0) return 1;
+  return 0;
+}
+
 void cis_options_print_help(void) {
   printf(
       "usage: cisolve [options] INPUT\n"
@@ -85,7 +94,8 @@ void cis_options_print_help(void) {
       "Lowest eigenpairs of a configuration-interaction Hamiltonian.\n"
       "INPUT is an FCIDUMP, a cisolve input.h5 (docs/input-format.md) or a Matrix Market\n"
       "file with an explicit symmetric matrix; the format is detected from the content.\n"
-      "Options stored in input.h5 apply unless given here.\n\noptions:\n");
+      "Options stored in input.h5 apply unless given here; file paths (--output,\n"
+      "--checkpoint, --export-matrix, --restart) come from the command line only.\n\noptions:\n");
   for (int i = 0; i < NOPTS; i++) {
     char lhs[64];
     if (k_opts[i].arg == ARG_REQUIRED)
@@ -343,12 +353,54 @@ cis_err cis_options_parse(int argc, char **argv, cis_options *o, int *exit_now) 
   return CIS_OK;
 }
 
+/* One word for a POSIX shell: as it is when it holds nothing the shell would interpret, else in
+ * single quotes (a quote inside as '\''). */
+static void print_shell_word(FILE *f, const char *w) {
+  int plain = *w != '\0';
+  for (const char *c = w; *c && plain; c++)
+    plain = isalnum((unsigned char)*c) || strchr("@%+=:,./_-", *c) != NULL;
+  if (plain) {
+    fputs(w, f);
+    return;
+  }
+  fputc('\'', f);
+  for (const char *c = w; *c; c++)
+    if (*c == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*c, f);
+  fputc('\'', f);
+}
+
+void cis_options_print_command(FILE *f, int argc, char **argv, int restart) {
+  print_shell_word(f, argv[0]);
+  if (restart) fputs(" --restart", f);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *name = strcmp(a, "-o") == 0 ? "output" : strncmp(a, "--", 2) == 0 ? a + 2 : NULL;
+    size_t len = name ? strcspn(name, "=") : 0;
+    const opt_desc *d = name ? find_opt(name, len) : NULL;
+    if (restart && d && strcmp(d->name, "restart") == 0) continue;
+    fputc(' ', f);
+    print_shell_word(f, a);
+    /* a value in the next word is copied as it is, whatever it looks like */
+    if (d && d->arg == ARG_REQUIRED && name[len] != '=' && i + 1 < argc) {
+      fputc(' ', f);
+      print_shell_word(f, argv[++i]);
+    }
+  }
+}
+
 cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, char **argv) {
   for (int i = 0; i < kv->n; i++) {
     const char *name = kv->kv[i].key;
     const opt_desc *d = find_opt(name, strlen(name));
     if (!d || strcmp(name, "help") == 0 || strcmp(name, "version") == 0)
       CIS_ERROR(CIS_ERR_INPUT, "%s: /options has an unknown option '%s'", o->input, name);
+    if (is_path_option(name))
+      CIS_ERROR(CIS_ERR_INPUT,
+                "%s: /options/%s: file paths come from the command line only, never from an input "
+                "file (delete the attribute; give --%s on the command line)", o->input, name, name);
     const char *v = kv->kv[i].value;
     if (d->arg == ARG_NONE) {
       /* A flag in a file carries a truth value: only a true one turns it on. */

@@ -1,6 +1,7 @@
-/* cisolve: output.h5 (docs/output-format.md). Written to PATH.tmp, flushed, closed and
- * renamed over PATH, so a reader (or a batch script polling for the file) never sees a
- * half-written one; on any error the temporary file is removed.
+/* cisolve: output.h5 (docs/output-format.md). Written under a temporary name beside PATH
+ * (io/io_private.h), flushed, closed and renamed over PATH, so a reader (or a batch script
+ * polling for the file) never sees a half-written one; on any error the temporary file is
+ * removed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "io/output.h"
@@ -329,8 +330,3 @@ cis_err cis_output_write_analysis(const char *path, const cis_output *out,
   return CIS_OK;
 }
 
-cis_err cis_output_check_path(const char *path) {
-  char tmp[4200];
-  CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
-  return CIS_OK;
-}

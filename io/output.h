@@ -1,5 +1,5 @@
-/* cisolve: output.h5 (layout in docs/output-format.md). Written to PATH.tmp, flushed,
- * then renamed to PATH: a reader never sees a half-written file.
+/* cisolve: output.h5 (layout in docs/output-format.md). Written under a temporary name beside
+ * PATH, flushed, then renamed to PATH: a reader never sees a half-written file.
  */
 #ifndef CIS_OUTPUT_H
 #define CIS_OUTPUT_H
@@ -46,9 +46,6 @@ typedef struct {
  * root-check attributes (docs/output-format.md). */
 cis_err cis_output_write(const char *path, const cis_output *out);
 
-/* Fail early (CIS_ERR_USAGE) when PATH exists and is not a regular file: every writer renames a
- * temporary file over its target, which must never replace a device, a pipe or a folder. */
-cis_err cis_output_check_path(const char *path);
 /* The same, with the analysis `an` (may be NULL). */
 cis_err cis_output_write_analysis(const char *path, const cis_output *out,
                                   const cis_analysis *an);

@@ -13,6 +13,8 @@ opts=(--device cpu --tol 1e-12 --tol-residual 1e-8 --checkpoint-every 1 "$@")
   || fail "uninterrupted run failed"
 "$SHOW" "$work/full.h5" >"$work/full.ref"
 niter=$("$SHOW" "$work/full.h5" | awk '/^# iterations/ {print $3}')
+# a temporary checkpoint is on disk (a write has begun and not been renamed)
+tmp_ck() { compgen -G "$work/ck.h5.*.tmp" >/dev/null; }
 RANDOM=20261122
 none=0 valid=0 during_write=0
 for ((t = 1; t <= TRIALS; t++)); do
@@ -28,11 +30,11 @@ for ((t = 1; t <= TRIALS; t++)); do
     sleep "${when%%s*}"
   else
     when="inside the checkpoint write after iteration $it"
-    for ((s = 0; s < 200000; s++)); do [ -e "$work/ck.h5.tmp" ] && break; kill -0 $pid 2>/dev/null || break; done
+    for ((s = 0; s < 200000; s++)); do tmp_ck && break; kill -0 $pid 2>/dev/null || break; done
   fi
   kill -9 $pid 2>/dev/null
   wait $pid 2>/dev/null
-  [ -e "$work/ck.h5.tmp" ] && during_write=$((during_write + 1))
+  tmp_ck && during_write=$((during_write + 1))
   if [ ! -e "$work/ck.h5" ]; then
     none=$((none + 1))
     echo "trial $t: killed $when: no checkpoint"

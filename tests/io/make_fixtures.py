@@ -12,8 +12,11 @@
                     h1e and the 1-fold (no packing) MO eri), so the C test checks our readers
                     against numbers that never went through our code.
 - small matrices and the bad inputs of the error tests.
+- bad_options_output.h5 h2o.h5 with /options/output = "victim.out.h5": an input that tries to
+                    choose the file written (paths come from the command line only).
 """
 import os
+import shutil
 import sys
 
 import h5py
@@ -125,6 +128,13 @@ def bad_inputs():
             g["eri"] = np.zeros((norb * (norb + 1) // 2) * (norb * (norb + 1) // 2 + 1) // 2)
 
 
+def bad_options():
+    path = os.path.join(DATA, "bad_options_output.h5")
+    shutil.copyfile(os.path.join(DATA, "h2o.h5"), path)
+    with h5py.File(path, "r+") as f:
+        f["options"].attrs["output"] = "victim.out.h5"
+
+
 def good_matrices():
     # a 4x4 symmetric matrix in three spellings; the test knows its dense form
     text("mat_sym.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% comment\n"
@@ -155,6 +165,7 @@ def main():
                          eri1, orbsym)
     write_reference_header(os.path.join(DATA, "reference_values.h"), mol, h1e, eri1)
     bad_inputs()
+    bad_options()
     good_matrices()
 
 

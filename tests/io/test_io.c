@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tests/tools/expect.h"
+#include "tests/tools/leftovers.h"
 #include "core/problem.h"
 #include "core/util.h"
 #include "data/reference_values.h"
@@ -146,12 +147,11 @@ static void check_roundtrip(const char *ext) {
   int32_t col[11] = {0, 1, 0, 1, 4, 2, 3, 2, 3, 1, 4};
   double val[11] = {1.0 / 3, M_PI, M_PI, -1e-300, 2.0 / 7, 1e300, -0.1, -0.1, 5, 2.0 / 7, -7};
   cis_csr m = {5, 11, rowptr, col, val};
-  char path[4096], tmp[4200];
+  char path[4096];
   snprintf(path, sizeof path, "%s/roundtrip%s", scratch_dir, ext);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   cis_err e = cis_matrix_write(path, &m);
   EXPECT(e == CIS_OK, "writing %s: %s", path, cis_error_message());
-  EXPECT(access(tmp, F_OK) != 0, "%s left behind", tmp);
+  EXPECT(cis_test_leftovers(path) == 0, "a temporary file of %s left behind", path);
   cis_problem p;
   if (!read_ok(path, &p)) return;
   EXPECT(p.matrix.n == 5 && p.matrix.nnz == 11, "%s: n %lld nnz %lld", path,
