@@ -12,6 +12,14 @@
                     h1e and the 1-fold (no packing) MO eri), so the C test checks our readers
                     against numbers that never went through our code.
 - small matrices and the bad inputs of the error tests.
+- h2o_psi4.fcidump, h2o_hande.fcidump, h2o_dollar.fcidump: the integrals of h2o.h5 in the
+                    dialects of Psi4 (p4util/fcidump.py: one key per line, UHF=.FALSE.,
+                    "{:29.20E}" records, orbital energies), HANDE's test suite (blank-separated
+                    keys, both triangles of h and all 8 index orders of (ij|kl), the copies
+                    differing in the last digit as separately computed values do) and the
+                    "$FCI ... $END" header.
+- the refusals of issue 21 (bad_*.fcidump, bad_*.mtx); see data/README.md for what each one
+  is.
 """
 import os
 import sys
@@ -142,6 +150,96 @@ def good_matrices():
         g["data"] = np.array([-2.5, -1.0, 0.125, 0.5, 1.0, 0.0625])
 
 
+def shipped_h2o():
+    """The integrals of data/h2o.h5 (norb, nelec, ecore, h1e, 8-fold eri, orbsym)."""
+    with h5py.File(os.path.join(DATA, "h2o.h5"), "r") as f:
+        g = f["integrals"]
+        return (int(g["norb"][()]), int(g["nelec"][()]), float(g["ecore"][()]),
+                np.array(g["h1e"]), np.array(g["eri"]), [int(x) for x in g["orbsym"]])
+
+
+def eri_records(norb, eri8):
+    """((i, j, k, l), value) 1-based for i >= j, k >= l, ij >= kl, as PySCF orders them."""
+    out, ij = [], 0
+    for i in range(norb):
+        for j in range(i + 1):
+            kl = 0
+            for k in range(norb):
+                for l in range(k + 1):
+                    if kl <= ij:
+                        out.append(((i + 1, j + 1, k + 1, l + 1), eri8[ij * (ij + 1) // 2 + kl]))
+                    kl += 1
+            ij += 1
+    return out
+
+
+def dialects():
+    norb, nelec, ecore, h1e, eri8, orbsym = shipped_h2o()
+    recs = eri_records(norb, eri8)
+    sym = ",".join(map(str, orbsym))
+    # Psi4: p4util/fcidump.py's header and record formats, orbital energies before the core
+    with open(os.path.join(DATA, "h2o_psi4.fcidump"), "w") as f:
+        f.write("&FCI\nNORB=%d,\nNELEC=%d,\nMS2=0,\nUHF=.FALSE.,\nORBSYM=%s,\nISYM=1,\n&END\n"
+                % (norb, nelec, sym))
+        line = "{:29.20E} {:4d} {:4d} {:4d} {:4d}\n"
+        for (i, j, k, l), v in recs:
+            if abs(v) > 1e-14:
+                f.write(line.format(v, i, j, k, l))
+        for i in range(norb):
+            for j in range(i + 1):
+                if abs(h1e[i, j]) > 1e-14:
+                    f.write(line.format(h1e[i, j], i + 1, j + 1, 0, 0))
+        for i in range(norb):
+            f.write("{: 29.20E} {:4d} {:4d} {:4d} {:4d}\n".format(h1e[i, i] - 1.0, i + 1, 0, 0, 0))
+        f.write("{: 29.20E} {:4d} {:4d} {:4d} {:4d}\n".format(ecore, 0, 0, 0, 0))
+    # HANDE's test suite: every index order written, the transposed copies one digit shorter
+    with open(os.path.join(DATA, "h2o_hande.fcidump"), "w") as f:
+        f.write(" &FCI NORB= %d,NELEC= %d,MS2=  0\n  ORBSYM=%s,\n  ISYM=1 UHF=.FALSE.\n &END\n"
+                % (norb, nelec, sym))
+        for (i, j, k, l), v in recs:
+            if abs(v) <= 1e-14:
+                continue
+            orders = {(i, j, k, l), (j, i, k, l), (i, j, l, k), (j, i, l, k),
+                      (k, l, i, j), (l, k, i, j), (k, l, j, i), (l, k, j, i)}
+            for o in sorted(orders):
+                fmt = "%21.17g" if o[:2] == (i, j) or o[:2] == (j, i) else "%21.16g"
+                f.write((fmt + "  %d  %d  %d  %d\n") % ((v,) + o))
+        for i in range(norb):
+            for j in range(norb):
+                if abs(h1e[i, j]) > 1e-14:
+                    f.write("%21.17g  %d  %d  0  0\n" % (h1e[i, j], i + 1, j + 1))
+        f.write("%21.17g  0  0  0  0\n" % ecore)
+    with open(os.path.join(DATA, "h2o.fcidump")) as f:
+        body = f.read().replace("&FCI", "$FCI").replace("&END", "$END")
+    text("h2o_dollar.fcidump", body)
+
+
+def refusals():
+    """Bad inputs of issue 21; each one was accepted at ce41704 (or crashed it)."""
+    ok = HDR + BODY
+    text("bad_header_only.fcidump", HDR)
+    with open(os.path.join(DATA, "h2o.fcidump")) as f:
+        lines = f.readlines()
+    text("bad_cut.fcidump", "".join(lines[:150]))                  # cut at a line boundary
+    with open(os.path.join(DATA, "bad_nul_tail.fcidump"), "wb") as f:
+        f.write(ok.encode() + b"\0" * 64)                            # zero-filled tail
+    text("bad_no_h1e.fcidump", HDR + "".join(l + "\n" for l in BODY.splitlines()
+                                             if not l.endswith(" 0 0") or l.endswith("0 0 0 0")))
+    text("bad_dup_eri.fcidump", HDR + BODY.replace(" 0.18 2 1 2 1\n",
+                                                   " 0.18 2 1 2 1\n 0.5 1 2 1 2\n"))
+    text("bad_h1e_asym.fcidump", HDR + BODY + " 0.1 1 2 0 0\n 0.2 2 1 0 0\n")
+    text("bad_two_ecore.fcidump", HDR + BODY + " 0.0 0 0 0 0\n")
+    text("bad_lz.fcidump", HDR.replace("ISYM=1,", "ISYM=1,\n  SYML=1,1,\n  SYMLZ=-1,1,") + BODY)
+    text("bad_iuhf.fcidump", " &FCI NORB=2,NELEC=2,MS2=0,\n  IUHF=1,\n &END\n" + BODY)
+    text("bad_igeneral.fcidump", HDR.replace("ISYM=1,", "ISYM=1,\n  IGENERAL=1,")
+         + BODY.replace(" 0.18 2 1 1 1\n", " 0.18 2 1 1 1\n 0.19 1 2 1 1\n"))
+    text("bad_norb.fcidump", HDR.replace("NORB=2", "NORB=3").replace("ORBSYM=1,1,", "ORBSYM=1,1,1,")
+         + BODY)
+    # lower triangle only, asymmetric: (2,1) = 0.5 with no (1,2)
+    text("bad_lower_only.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n"
+         "1 1 1.0\n2 2 2.0\n3 3 3.0\n2 1 0.5\n")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     mol, h1e, eri1, orbsym = h2o()
@@ -156,6 +254,8 @@ def main():
     write_reference_header(os.path.join(DATA, "reference_values.h"), mol, h1e, eri1)
     bad_inputs()
     good_matrices()
+    dialects()
+    refusals()
 
 
 if __name__ == "__main__":
