@@ -1,7 +1,9 @@
 #include "core/problem.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/util.h"
 
@@ -56,4 +58,29 @@ void cis_problem_free(cis_problem *p) {
   cis_free(&p->space.det_beta);
   cis_csr_free(&p->matrix);
   memset(p, 0, sizeof *p);
+}
+
+int cis_space_by_name(const char *name, cis_space_kind *kind, int *level) {
+  static const char *named[] = {"cis", "cisd", "cisdt", "cisdtq"};
+  *level = 0;
+  if (strcasecmp(name, "fci") == 0) {
+    *kind = CIS_SPACE_FCI;
+    return 1;
+  }
+  if (strcasecmp(name, "list") == 0) {
+    *kind = CIS_SPACE_LIST;
+    return 1;
+  }
+  *kind = CIS_SPACE_TRUNCATED;
+  for (int i = 0; i < 4; i++)
+    if (strcasecmp(name, named[i]) == 0) return *level = i + 1, 1;
+  if (strncasecmp(name, "ci", 2) != 0 || !name[2]) return 0;
+  long n = 0;
+  for (const char *c = name + 2; *c; c++) {
+    if (!isdigit((unsigned char)*c) || n > CIS_SPACE_MAX_LEVEL) return 0;
+    n = 10 * n + (*c - '0');
+  }
+  if (n < 1 || n > CIS_SPACE_MAX_LEVEL) return 0;
+  *level = (int)n;
+  return 1;
 }

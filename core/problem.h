@@ -47,6 +47,14 @@ typedef enum {
   CIS_SPACE_LIST       /* an explicit determinant list */
 } cis_space_kind;
 
+/* The highest excitation level a truncated space may name (ci<N>, /space/level). */
+#define CIS_SPACE_MAX_LEVEL 1000
+
+/* A space by its name, as --space and input.h5's /space kind give it (any case): "fci",
+ * "list", "cis", "cisd", "cisdt", "cisdtq" or "ci<N>" with 1 <= N <= CIS_SPACE_MAX_LEVEL.
+ * Returns 1 with *kind and *level (0 for fci and list), or 0 for any other name. */
+int cis_space_by_name(const char *name, cis_space_kind *kind, int *level);
+
 typedef struct {
   cis_space_kind kind;
   int level;           /* excitation level for CIS_SPACE_TRUNCATED (2 = CISD, ...) */

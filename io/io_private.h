@@ -76,6 +76,12 @@ cis_err cis_io_commit(const char *tmp, const char *path);
 typedef cis_err (*cis_h5_body_fn)(hid_t f, const char *tmp, const void *ctx);
 cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx);
 
+/* The variable-length string attribute `attr` of an open input.h5 `file` (the one at `path`)
+ * into out (len bytes with the NUL), the stored reference and heap object checked against the
+ * file before a byte is read (io/h5string.c); `what` names it in messages. */
+cis_err cis_h5_read_vlen_string(const char *path, hid_t file, hid_t attr, const char *what,
+                                char *out, size_t len);
+
 /* HDF5 writing: each returns CIS_ERR_IO naming `path` and the object on a failed status. */
 void cis_h5_quiet(void);
 /* Close any HDF5 id (file, group, dataset, attribute, type, space) if valid; sets *id = -1. */

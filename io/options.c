@@ -99,31 +99,9 @@ void cis_options_print_help(void) {
 }
 
 static cis_err parse_space(const char *v, cis_options *o) {
-  char low[32];
-  size_t n = strlen(v);
-  if (n >= sizeof low) CIS_ERROR(CIS_ERR_USAGE, "--space: unknown space '%s'", v);
-  for (size_t i = 0; i <= n; i++) low[i] = (char)tolower((unsigned char)v[i]);
-  static const char *names[] = {"cis", "cisd", "cisdt", "cisdtq"};
-  if (strcmp(low, "fci") == 0) {
-    o->space_kind = CIS_SPACE_FCI;
-  } else if (strcmp(low, "list") == 0) {
-    o->space_kind = CIS_SPACE_LIST;
-  } else {
-    int level = 0;
-    for (int i = 0; i < 4; i++)
-      if (strcmp(low, names[i]) == 0) level = i + 1;
-    if (!level && strncmp(low, "ci", 2) == 0 && low[2]) {
-      long l;
-      if (cis_parse_int(low + 2, "--space ci<N>", &l) != CIS_OK || l < 1 || l > 1000)
-        CIS_ERROR(CIS_ERR_USAGE, "--space: '%s' is not ci<N> with N >= 1", v);
-      level = (int)l;
-    }
-    if (!level)
-      CIS_ERROR(CIS_ERR_USAGE,
-                "--space: unknown space '%s' (expected fci, cisd, cisdt, cisdtq, ci<N> or list)", v);
-    o->space_kind = CIS_SPACE_TRUNCATED;
-    o->space_level = level;
-  }
+  if (!cis_space_by_name(v, &o->space_kind, &o->space_level))
+    CIS_ERROR(CIS_ERR_USAGE, "--space: unknown space '%s' (expected fci, cis, cisd, cisdt, cisdtq, "
+              "ci<N> with 1 <= N <= %d, or list)", v, CIS_SPACE_MAX_LEVEL);
   o->space_set = 1;
   return CIS_OK;
 }

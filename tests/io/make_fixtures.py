@@ -18,10 +18,12 @@
                     keys, both triangles of h and all 8 index orders of (ij|kl), the copies
                     differing in the last digit as separately computed values do) and the
                     "$FCI ... $END" header.
-- the refusals of issue 21 (bad_*.fcidump, bad_*.mtx); see data/README.md for what each one
-  is.
+- the refusals of issue 21 (bad_*.fcidump, bad_*.h5, bad_*.mtx) and kind_*.h5 (a /space
+  kind "cisd", "cisdt", "cisdtq" over H4 integrals: the level each name means); see
+  data/README.md for what each one is.
 """
 import os
+import struct
 import sys
 
 import h5py
@@ -214,6 +216,22 @@ def dialects():
     text("h2o_dollar.fcidump", body)
 
 
+def h4_integrals():
+    """H4 chain, STO-3G: 4 orbitals, 4 electrons, where CIS, CISD, CISDT, CISDTQ all differ."""
+    mol = gto.M(atom="H 0 0 0; H 0 0 0.9; H 0 0 1.8; H 0 0 2.7", basis="sto-3g", verbose=0)
+    mf = scf.RHF(mol).run()
+    mo = mf.mo_coeff
+    h1e = mo.T @ mf.get_hcore() @ mo
+    return mol, h1e, ao2mo.kernel(mol, mo)
+
+
+def h5_file(name, build):
+    with h5py.File(os.path.join(DATA, name), "w") as f:
+        f.attrs["format"] = "cisolve-input"
+        f.attrs["version"] = 1
+        build(f)
+
+
 def refusals():
     """Bad inputs of issue 21; each one was accepted at ce41704 (or crashed it)."""
     ok = HDR + BODY
@@ -238,6 +256,57 @@ def refusals():
     # lower triangle only, asymmetric: (2,1) = 0.5 with no (1,2)
     text("bad_lower_only.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n"
          "1 1 1.0\n2 2 2.0\n3 3 3.0\n2 1 0.5\n")
+
+    def lower_only(f):
+        g = f.create_group("matrix")
+        g.attrs["n"] = 3
+        g.attrs["storage"] = "full"
+        g["indptr"] = np.array([0, 1, 3, 4], dtype=np.int64)
+        g["indices"] = np.array([0, 0, 1, 2], dtype=np.int64)
+        g["data"] = np.array([1.0, 0.5, 2.0, 3.0])
+    h5_file("bad_lower_only.h5", lower_only)
+
+    mol, h1e, eri = h4_integrals()
+    for kind in ("cisd", "cisdt", "cisdtq"):
+        write_input(os.path.join(DATA, "kind_%s.h5" % kind), h1e, eri, 4, 4, 0, mol.energy_nuc())
+        with h5py.File(os.path.join(DATA, "kind_%s.h5" % kind), "r+") as f:
+            f.create_group("space").attrs["kind"] = kind
+    write_input(os.path.join(DATA, "bad_level.h5"), h1e, eri, 4, 4, 0, mol.energy_nuc(),
+                space="cisd")
+    with h5py.File(os.path.join(DATA, "bad_level.h5"), "r+") as f:
+        del f["space/level"]
+        f["space/level"] = np.int64(2 ** 40)
+    write_input(os.path.join(DATA, "bad_string_array.h5"), h1e, eri, 4, 4, 0, mol.energy_nuc())
+    with h5py.File(os.path.join(DATA, "bad_string_array.h5"), "r+") as f:
+        f.create_group("space").attrs["kind"] = ["fci", "cisd", "cisdt"]
+    corrupt_heap()
+
+
+def corrupt_heap():
+    """Two single-byte corruptions of data/h2o.h5 that crashed libhdf5 in H5HG_read at
+    ce41704 (found by mutate.py): the size of the global heap object holding "davidson" made
+    huge, and the object index in the reference of /space kind ("truncated") made one the
+    heap lacks. Offsets are found from the file's own bytes."""
+    with open(os.path.join(DATA, "h2o.h5"), "rb") as f:
+        data = bytearray(f.read())
+    gcol = data.index(b"GCOL")
+    objects, pos = {}, gcol + 16
+    while True:
+        idx, size = struct.unpack_from("<H", data, pos)[0], struct.unpack_from("<Q", data, pos + 8)[0]
+        if idx == 0:
+            break
+        objects[bytes(data[pos + 16:pos + 16 + size])] = (idx, pos)
+        pos += 16 + (size + 7) // 8 * 8
+    big = bytearray(data)
+    big[objects[b"davidson"][1] + 15] = 0x84          # top byte of the object's size
+    with open(os.path.join(DATA, "bad_heap_size.h5"), "wb") as f:
+        f.write(big)
+    ref = struct.pack("<IQI", 9, gcol, objects[b"truncated"][0])  # len, collection, index
+    at = data.index(ref)
+    bad = bytearray(data)
+    bad[at + 14] = 0xeb                                 # third byte of the index
+    with open(os.path.join(DATA, "bad_heap_index.h5"), "wb") as f:
+        f.write(bad)
 
 
 def main():
