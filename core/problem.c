@@ -84,3 +84,19 @@ int cis_space_by_name(const char *name, cis_space_kind *kind, int *level) {
   *level = (int)n;
   return 1;
 }
+
+cis_err cis_problem_check_spin(const cis_integrals *I, int spin2) {
+  int nelec = I->nalpha + I->nbeta, ms2 = abs(I->nalpha - I->nbeta);
+  int most = nelec < 2 * I->norb - nelec ? nelec : 2 * I->norb - nelec;
+  CIS_CHECK(spin2 >= ms2, CIS_ERR_USAGE,
+            "--spin %g is impossible with Ms = %g: the space has MS2 = %d, so S >= %g "
+            "(use --ms2 to choose another Ms)", 0.5 * spin2, 0.5 * ms2, ms2, 0.5 * ms2);
+  CIS_CHECK(spin2 % 2 == nelec % 2, CIS_ERR_USAGE,
+            "--spin %g is impossible with %d electrons: S must be %s", 0.5 * spin2, nelec,
+            nelec % 2 ? "half-integer (0.5, 1.5, ...)" : "an integer (0, 1, 2, ...)");
+  CIS_CHECK(spin2 <= most, CIS_ERR_USAGE,
+            "--spin %g is impossible with %d electrons in %d orbitals: at most %d of them are "
+            "unpaired (min(nelec, 2*norb - nelec)), so S <= %g", 0.5 * spin2, nelec, I->norb,
+            most, 0.5 * most);
+  return CIS_OK;
+}

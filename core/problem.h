@@ -100,6 +100,11 @@ typedef struct {
 } cis_problem;
 
 void cis_problem_free(cis_problem *p);
+
+/* --spin S (2S = spin2) against the problem's electrons and orbitals: 2S >= |MS2|, 2S of the
+ * parity of the electron count, and 2S <= min(nelec, 2*norb - nelec), the most unpaired
+ * electrons nelec electrons can have in norb orbitals. CIS_ERR_USAGE naming the limit. */
+cis_err cis_problem_check_spin(const cis_integrals *ints, int spin2);
 void cis_csr_free(cis_csr *m);
 
 /* One entry of a row, for sorting. */
