@@ -236,6 +236,11 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_options_default(&opt);
   CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+  if (opt.write_input[0]) { /* a conversion: the input as input.h5, no solve */
+    CIS_TRY(resolve_problem(&opt, &prob));
+    CIS_TRY(cis_h5input_write(opt.write_input, &prob));
+    goto cleanup;
+  }
   if (!opt.output[0])
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));

@@ -62,6 +62,7 @@ static const opt_desc k_opts[] = {
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
     {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT stem + .out.h5 here; /dev/null: report only)"},
     {"export-matrix", ARG_REQUIRED, "FILE", "write the Hamiltonian (.mtx or .h5 CSR) and continue"},
+    {"write-input", ARG_REQUIRED, "FILE", "write INPUT, checked, as input.h5 (with --space, --ms2) and stop"},
     {"checkpoint", ARG_REQUIRED, "FILE", "checkpoint file (default: OUTPUT stem with .ckpt.h5)"},
     {"checkpoint-every", ARG_REQUIRED, "N", "write a checkpoint every N iterations (default off)"},
     {"checkpoint-interval", ARG_REQUIRED, "SEC", "write a checkpoint every SEC seconds (default 1800; 0 = off)"},
@@ -214,6 +215,8 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     CIS_CALL(copy_path(o->output, v, "--output"));
   } else if (strcmp(name, "export-matrix") == 0) {
     CIS_CALL(copy_path(o->export_matrix, v, "--export-matrix"));
+  } else if (strcmp(name, "write-input") == 0) {
+    CIS_CALL(copy_path(o->write_input, v, "--write-input"));
   } else if (strcmp(name, "checkpoint") == 0) {
     CIS_CALL(copy_path(o->checkpoint, v, "--checkpoint"));
   } else if (strcmp(name, "checkpoint-every") == 0) {
