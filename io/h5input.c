@@ -602,7 +602,7 @@ static cis_err read_contents(const h5in *in, cis_problem *p) {
   return CIS_OK;
 }
 
-cis_err cis_h5input_read(const char *path, cis_problem *p) {
+static cis_err read_file(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
   h5in in = {path, -1};
   memset(p, 0, sizeof *p);
@@ -617,6 +617,13 @@ cleanup:
   cis_h5_close(&in.f);
   if (err != CIS_OK) cis_problem_free(p);
   return err;
+}
+
+cis_err cis_h5input_read(const char *path, cis_problem *p) {
+  memset(p, 0, sizeof *p);
+  CIS_CALL(cis_h5_probe(path, read_file));
+  CIS_CALL(read_file(path, p));
+  return CIS_OK;
 }
 
 /* ---- writing ------------------------------------------------------------------------------ */

@@ -82,6 +82,11 @@ cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *c
 cis_err cis_h5_read_vlen_string(const char *path, hid_t file, hid_t attr, const char *what,
                                 char *out, size_t len);
 
+/* Run read(path, ...) in a forked child first: CIS_ERR_INPUT if libhdf5 crashes on the file
+ * there (io/h5probe.c), else CIS_OK whatever the child's outcome (the caller's own read gives
+ * it again, with its message). */
+cis_err cis_h5_probe(const char *path, cis_err (*read)(const char *, cis_problem *));
+
 /* HDF5 writing: each returns CIS_ERR_IO naming `path` and the object on a failed status. */
 void cis_h5_quiet(void);
 /* Close any HDF5 id (file, group, dataset, attribute, type, space) if valid; sets *id = -1. */

@@ -2,6 +2,7 @@
  * usage: test_io DATA_DIR SCRATCH_DIR
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/util.h"
 #include "data/reference_values.h"
 #include "io/input.h"
+#include "io/io_private.h"
 
 static const char *data_dir, *scratch_dir;
 
@@ -198,6 +200,29 @@ static void check_errors(void) {
   expect_error("no_such_file", CIS_ERR_IO, "No such file");
 }
 
+/* The child read of an input.h5 (io/h5probe.c): a read that crashes there is a refusal naming
+ * the file; one that fails or succeeds leaves the outcome to the caller's own read. */
+static cis_err read_crashes(const char *path, cis_problem *p) {
+  (void)path, (void)p;
+  raise(SIGSEGV);
+  return CIS_OK;
+}
+static cis_err read_fails(const char *path, cis_problem *p) {
+  (void)p;
+  CIS_ERROR(CIS_ERR_INPUT, "%s: not this one", path);
+}
+static void check_probe(void) {
+  cis_error_clear();
+  cis_err e = cis_h5_probe("probe.h5", read_crashes);
+  EXPECT(e == CIS_ERR_INPUT && strstr(cis_error_message(), "probe.h5: the HDF5 library crashed "
+                                      "reading it (signal 11"), "probe of a crash: %s (%s)",
+         cis_err_name(e), cis_error_message());
+  cis_error_clear();
+  e = cis_h5_probe("probe.h5", read_fails);
+  EXPECT(e == CIS_OK, "probe of a failing read: %s", cis_err_name(e));
+  printf("probe: a crashing read is refused, a failing one left to the caller\n");
+}
+
 /* test_io --same A B: both files hold the same integrals to 1e-14 and B a CISD space (the
  * test of cisolve --write-input --space cisd); test_io --converted A B: and B also holds
  * nroots 3 (the converter's test). */
@@ -239,5 +264,6 @@ int main(int argc, char **argv) {
   check_roundtrip(".mtx");
   check_roundtrip(".h5");
   check_errors();
+  check_probe();
   return cis_test_summary();
 }
