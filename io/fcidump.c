@@ -1,4 +1,4 @@
-/* cisolve: FCIDUMP reader (PySCF, Psi4, Molpro, HANDE and block2 dialects).
+/* cisolve: FCIDUMP reader (PySCF, Psi4, Molpro and HANDE dialects).
  *
  * Layout: a Fortran namelist header "&FCI key=value, ... &END" (or "$FCI ... $END", or "/" as
  * the end), keys in any order and case, separated by commas or blanks, possibly over several
