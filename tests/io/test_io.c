@@ -202,9 +202,11 @@ static void check_errors(void) {
 
 /* The child read of an input.h5 (io/h5probe.c): a read that crashes there is a refusal naming
  * the file; one that fails or succeeds leaves the outcome to the caller's own read. */
+/* SIGABRT stands for libhdf5's SIGSEGV: the same to the probe, and left alone by the
+ * sanitizers, which would report a SIGSEGV of their own. */
 static cis_err read_crashes(const char *path, cis_problem *p) {
   (void)path, (void)p;
-  raise(SIGSEGV);
+  raise(SIGABRT);
   return CIS_OK;
 }
 static cis_err read_fails(const char *path, cis_problem *p) {
@@ -215,7 +217,7 @@ static void check_probe(void) {
   cis_error_clear();
   cis_err e = cis_h5_probe("probe.h5", read_crashes);
   EXPECT(e == CIS_ERR_INPUT && strstr(cis_error_message(), "probe.h5: the HDF5 library crashed "
-                                      "reading it (signal 11"), "probe of a crash: %s (%s)",
+                                      "reading it (signal 6"), "probe of a crash: %s (%s)",
          cis_err_name(e), cis_error_message());
   cis_error_clear();
   e = cis_h5_probe("probe.h5", read_fails);
