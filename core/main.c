@@ -92,21 +92,14 @@ static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
   return CIS_OK;
 }
 
-/* --spin S: S >= |Ms| and 2S of the parity of the electron count; sets the penalty. */
+/* --spin S: a spin the electrons and orbitals can reach (cis_problem_check_spin); sets the
+ * penalty. */
 static cis_err spin_penalty(const cis_options *o, const cis_problem *p, double *shift,
                             double *s2) {
   if (!o->spin_set) return CIS_OK;
   CIS_CHECK(p->kind == CIS_PROBLEM_INTEGRALS, CIS_ERR_USAGE,
             "--spin applies only to integral inputs (%s holds an explicit matrix)", o->input);
-  int nelec = p->ints.nalpha + p->ints.nbeta, ms2 = abs(p->ints.nalpha - p->ints.nbeta);
-  CIS_CHECK(o->spin2 >= ms2, CIS_ERR_USAGE,
-            "--spin %g is impossible with Ms = %g: the space has MS2 = %d, so S >= %g "
-            "(use --ms2 to choose another Ms)", 0.5 * o->spin2, 0.5 * ms2, ms2, 0.5 * ms2);
-  CIS_CHECK(o->spin2 % 2 == nelec % 2, CIS_ERR_USAGE,
-            "--spin %g is impossible with %d electrons: S must be %s", 0.5 * o->spin2, nelec,
-            nelec % 2 ? "half-integer (0.5, 1.5, ...)" : "an integer (0, 1, 2, ...)");
-  CIS_CHECK(o->spin2 <= nelec, CIS_ERR_USAGE, "--spin %g exceeds the %d electrons' maximum %g",
-            0.5 * o->spin2, nelec, 0.5 * nelec);
+  CIS_CALL(cis_problem_check_spin(&p->ints, o->spin2));
   *shift = o->spin_shift;
   *s2 = 0.25 * o->spin2 * (o->spin2 + 2);
   return CIS_OK;
@@ -240,6 +233,14 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_options_default(&opt);
   CIS_TRY(cis_options_parse(argc, argv, &opt, &exit_now));
   if (exit_now) goto cleanup;
+  if (opt.write_input[0]) { /* a conversion: the input as input.h5, no solve */
+    CIS_TRY(cis_files_check(&opt));
+    CIS_TRY(cis_input_read(opt.input, &prob));
+    CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+    CIS_TRY(resolve_problem(&opt, &prob));
+    CIS_TRY(cis_h5input_write(opt.write_input, &prob));
+    goto cleanup;
+  }
   /* Paths come from the command line alone: every file is checked before any work. */
   if (!opt.output[0])
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));

@@ -20,6 +20,7 @@ typedef struct {
   char input[4096];
   char output[4096];        /* default: input name with .out.h5 */
   char export_matrix[4096]; /* "" = none */
+  char write_input[4096];   /* --write-input: write the input as input.h5 and stop; "" = no */
   char checkpoint[4096];     /* default: OUTPUT stem with .ckpt.h5 */
   char restart[4096];        /* --restart[=FILE]: "" = no restart */
   int restart_set;

@@ -1,7 +1,9 @@
 #include "core/problem.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/util.h"
 
@@ -56,4 +58,45 @@ void cis_problem_free(cis_problem *p) {
   cis_free(&p->space.det_beta);
   cis_csr_free(&p->matrix);
   memset(p, 0, sizeof *p);
+}
+
+int cis_space_by_name(const char *name, cis_space_kind *kind, int *level) {
+  static const char *named[] = {"cis", "cisd", "cisdt", "cisdtq"};
+  *level = 0;
+  if (strcasecmp(name, "fci") == 0) {
+    *kind = CIS_SPACE_FCI;
+    return 1;
+  }
+  if (strcasecmp(name, "list") == 0) {
+    *kind = CIS_SPACE_LIST;
+    return 1;
+  }
+  *kind = CIS_SPACE_TRUNCATED;
+  for (int i = 0; i < 4; i++)
+    if (strcasecmp(name, named[i]) == 0) return *level = i + 1, 1;
+  if (strncasecmp(name, "ci", 2) != 0 || !name[2]) return 0;
+  long n = 0;
+  for (const char *c = name + 2; *c; c++) {
+    if (!isdigit((unsigned char)*c) || n > CIS_SPACE_MAX_LEVEL) return 0;
+    n = 10 * n + (*c - '0');
+  }
+  if (n < 1 || n > CIS_SPACE_MAX_LEVEL) return 0;
+  *level = (int)n;
+  return 1;
+}
+
+cis_err cis_problem_check_spin(const cis_integrals *I, int spin2) {
+  int nelec = I->nalpha + I->nbeta, ms2 = abs(I->nalpha - I->nbeta);
+  int most = nelec < 2 * I->norb - nelec ? nelec : 2 * I->norb - nelec;
+  CIS_CHECK(spin2 >= ms2, CIS_ERR_USAGE,
+            "--spin %g is impossible with Ms = %g: the space has MS2 = %d, so S >= %g "
+            "(use --ms2 to choose another Ms)", 0.5 * spin2, 0.5 * ms2, ms2, 0.5 * ms2);
+  CIS_CHECK(spin2 % 2 == nelec % 2, CIS_ERR_USAGE,
+            "--spin %g is impossible with %d electrons: S must be %s", 0.5 * spin2, nelec,
+            nelec % 2 ? "half-integer (0.5, 1.5, ...)" : "an integer (0, 1, 2, ...)");
+  CIS_CHECK(spin2 <= most, CIS_ERR_USAGE,
+            "--spin %g is impossible with %d electrons in %d orbitals: at most %d of them are "
+            "unpaired (min(nelec, 2*norb - nelec)), so S <= %g", 0.5 * spin2, nelec, I->norb,
+            most, 0.5 * most);
+  return CIS_OK;
 }

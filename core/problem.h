@@ -47,6 +47,14 @@ typedef enum {
   CIS_SPACE_LIST       /* an explicit determinant list */
 } cis_space_kind;
 
+/* The highest excitation level a truncated space may name (ci<N>, /space/level). */
+#define CIS_SPACE_MAX_LEVEL 1000
+
+/* A space by its name, as --space and input.h5's /space kind give it (any case): "fci",
+ * "list", "cis", "cisd", "cisdt", "cisdtq" or "ci<N>" with 1 <= N <= CIS_SPACE_MAX_LEVEL.
+ * Returns 1 with *kind and *level (0 for fci and list), or 0 for any other name. */
+int cis_space_by_name(const char *name, cis_space_kind *kind, int *level);
+
 typedef struct {
   cis_space_kind kind;
   int level;           /* excitation level for CIS_SPACE_TRUNCATED (2 = CISD, ...) */
@@ -92,6 +100,11 @@ typedef struct {
 } cis_problem;
 
 void cis_problem_free(cis_problem *p);
+
+/* --spin S (2S = spin2) against the problem's electrons and orbitals: 2S >= |MS2|, 2S of the
+ * parity of the electron count, and 2S <= min(nelec, 2*norb - nelec), the most unpaired
+ * electrons nelec electrons can have in norb orbitals. CIS_ERR_USAGE naming the limit. */
+cis_err cis_problem_check_spin(const cis_integrals *ints, int spin2);
 void cis_csr_free(cis_csr *m);
 
 /* One entry of a row, for sorting. */

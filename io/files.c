@@ -187,7 +187,7 @@ static cis_err check_writable(const char *path, const char *what) {
   return CIS_OK;
 }
 
-typedef enum { F_INPUT, F_RESTART, F_OUTPUT, F_CHECKPOINT, F_EXPORT } file_kind;
+typedef enum { F_INPUT, F_RESTART, F_OUTPUT, F_CHECKPOINT, F_EXPORT, F_CONVERTED } file_kind;
 
 typedef struct {
   file_kind kind;
@@ -213,11 +213,15 @@ cis_err cis_files_check(const cis_options *o) {
   run_file f[5];
   int nf = 0;
   f[nf++] = (run_file){F_INPUT, "input", o->input};
-  if (restart) f[nf++] = (run_file){F_RESTART, "checkpoint to restart from", restart};
-  if (!cis_files_output_discarded(o)) f[nf++] = (run_file){F_OUTPUT, "output", o->output};
-  f[nf++] = (run_file){F_CHECKPOINT, "checkpoint", o->checkpoint};
-  if (o->export_matrix[0])
-    f[nf++] = (run_file){F_EXPORT, "exported matrix", o->export_matrix};
+  if (o->write_input[0]) { /* a conversion writes that file alone */
+    f[nf++] = (run_file){F_CONVERTED, "converted input (--write-input)", o->write_input};
+  } else {
+    if (restart) f[nf++] = (run_file){F_RESTART, "checkpoint to restart from", restart};
+    if (!cis_files_output_discarded(o)) f[nf++] = (run_file){F_OUTPUT, "output", o->output};
+    f[nf++] = (run_file){F_CHECKPOINT, "checkpoint", o->checkpoint};
+    if (o->export_matrix[0])
+      f[nf++] = (run_file){F_EXPORT, "exported matrix", o->export_matrix};
+  }
   for (int i = 0; i < nf; i++)
     if (written(&f[i])) CIS_CALL(check_writable(f[i].path, f[i].what));
   file_id id[5];
@@ -229,7 +233,7 @@ cis_err cis_files_check(const cis_options *o) {
       if (!(f[i].kind == F_CHECKPOINT && f[j].kind == F_RESTART) && same_id(&id[i], &id[j]))
         CIS_CALL(refuse_same(&f[i], &f[j]));
   if (o->export_matrix[0]) CIS_CALL(cis_matrix_check_name(o->export_matrix));
-  if (restart && access(restart, R_OK) != 0)
+  if (restart && !o->write_input[0] && access(restart, R_OK) != 0)
     CIS_ERROR(CIS_ERR_USAGE, "cannot open checkpoint %s to restart from: %s", restart,
               strerror(errno));
   return CIS_OK;

@@ -1,7 +1,8 @@
 /* cisolve: the files of a run, checked before any work (docs/usage.md, "Files").
  *
  * A run writes --output (unless it is /dev/null), --checkpoint and --export-matrix, and reads
- * the input and, with --restart, a checkpoint. Paths come from the command line only (never
+ * the input and, with --restart, a checkpoint; a conversion (--write-input) reads the input and
+ * writes that file alone. Paths come from the command line only (never
  * from an input file's /options). Before the input is read, cis_files_check makes sure that
  *
  * - every file to be written is new or a regular file, in a folder that exists and is

@@ -94,12 +94,16 @@ cleanup:
   return err;
 }
 
+/* The class and the size: an integer of 1..8 bytes, a float of 4 or 8 (a corrupt type can
+ * claim gigabytes per element, which a conversion would allocate). */
 static cis_err check_class(const h5in *in, const char *name, const h5info *s, kind k) {
-  int ok = k == K_REAL ? (s->cls == H5T_FLOAT || s->cls == H5T_INTEGER)
-                       : (s->cls == H5T_INTEGER && (k == K_INT || s->size == 8));
+  int intok = s->cls == H5T_INTEGER && s->size >= 1 && s->size <= 8;
+  int ok = k == K_REAL ? (intok || (s->cls == H5T_FLOAT && (s->size == 4 || s->size == 8)))
+                       : (intok && (k == K_INT || s->size == 8));
   CIS_CHECK(ok, CIS_ERR_INPUT, "%s: %s has type %s (%zu bytes), expected %s", in->path, name,
             class_name(s->cls), s->size,
-            k == K_REAL ? "float64" : k == K_INT ? "an integer" : "uint64 bit strings");
+            k == K_REAL ? "float64 (a float of 4 or 8 bytes, or an integer)"
+            : k == K_INT ? "an integer of 1 to 8 bytes" : "uint64 bit strings");
   return CIS_OK;
 }
 
@@ -108,6 +112,22 @@ static hid_t mem_type(const h5info *s, kind k) {
   if (k == K_INT) return H5T_NATIVE_INT64;
   /* bit strings keep their bits whatever the sign the writer gave them */
   return s->sign == H5T_SGN_NONE ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
+}
+
+/* A dataset without filters stores all its elements: fewer bytes than its shape needs is a
+ * corrupt shape (which would otherwise ask for terabytes), not a problem too large. */
+static cis_err check_stored(const h5in *in, const char *name, hid_t ds, const h5info *s) {
+  hid_t dcpl = H5Dget_create_plist(ds);
+  int nfilters = dcpl < 0 ? -1 : H5Pget_nfilters(dcpl);
+  cis_h5_close(&dcpl);
+  CIS_CHECK(nfilters >= 0, CIS_ERR_INPUT, "%s: cannot read the storage of %s", in->path, name);
+  if (nfilters > 0) return CIS_OK; /* compressed: its stored size says nothing */
+  hsize_t stored = H5Dget_storage_size(ds);
+  double need = (double)s->npoints * (double)s->size;
+  CIS_CHECK((double)stored >= need, CIS_ERR_INPUT, "%s: %s has %lld elements of %zu bytes but "
+            "the file stores %llu bytes of it (corrupt or unwritten dataset)", in->path, name,
+            (long long)s->npoints, s->size, (unsigned long long)stored);
+  return CIS_OK;
 }
 
 /* Read dataset `name` entirely. Its rank must be `rank` and, where dims[d] >= 0, its extent d
@@ -137,6 +157,7 @@ static cis_err read_array(const h5in *in, const char *name, kind k, int rank,
                                                   b2, sizeof b2)
                                       : shape_str(&want, b2, sizeof b2), why);
   }
+  CIS_TRY(check_stored(in, name, ds, &s));
   CIS_TRY(cis_malloc(buf, (size_t)s.npoints, 8, name));
   if (s.npoints > 0 && H5Dread(ds, mem_type(&s, k), H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) < 0)
     CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read %s as %s (values out of range or file corrupt)",
@@ -196,42 +217,46 @@ cleanup:
   return err;
 }
 
-/* A string attribute NAME of object OBJ; *found = 0 if absent. */
+/* A string attribute NAME of object OBJ; *found = 0 if absent. Its class, its size and its
+ * shape (one string) are checked before it is read; a variable-length one is read through
+ * cis_h5_read_vlen_string, which checks the file's heap first. */
 static cis_err read_string_attr(const h5in *in, const char *obj, const char *name, char *out,
                                 size_t len, int *found) {
   cis_err err = CIS_OK;
-  hid_t o = -1, a = -1, t = -1, mt = -1;
-  char *vs = NULL;
+  hid_t o = -1, a = -1, t = -1;
+  char what[160];
+  h5info s;
   *found = 0;
+  snprintf(what, sizeof what, "attribute %s of %s", name, obj);
   o = H5Oopen(in->f, obj, H5P_DEFAULT);
   htri_t ae = o < 0 ? -1 : H5Aexists(o, name);
   if (ae < 0) CIS_FAIL(CIS_ERR_INPUT, "%s: cannot open %s", in->path, obj);
   if (!ae) goto cleanup;
   a = H5Aopen(o, name, H5P_DEFAULT);
   t = a < 0 ? -1 : H5Aget_type(a);
-  if (t < 0) CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read attribute %s of %s", in->path, name, obj);
-  if (H5Tget_class(t) != H5T_STRING)
-    CIS_FAIL(CIS_ERR_INPUT, "%s: attribute %s of %s has type %s, expected a string", in->path,
-             name, obj, class_name(H5Tget_class(t)));
-  if (H5Tis_variable_str(t) > 0) {
-    mt = H5Tcopy(H5T_C_S1);
-    if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
-        H5Aread(a, mt, &vs) < 0 || !vs)
-      CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read string attribute %s of %s", in->path, name, obj);
-    snprintf(out, len, "%s", vs);
+  if (t < 0) CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read %s", in->path, what);
+  CIS_TRY(get_info(in, what, -1, a, &s));
+  if (s.cls != H5T_STRING)
+    CIS_FAIL(CIS_ERR_INPUT, "%s: %s has type %s, expected a string", in->path, what,
+             class_name(s.cls));
+  if (s.npoints != 1)
+    CIS_FAIL(CIS_ERR_INPUT, "%s: %s holds %lld strings, expected one", in->path, what,
+             (long long)s.npoints);
+  htri_t vlen = H5Tis_variable_str(t);
+  if (vlen < 0) CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read the type of %s", in->path, what);
+  if (vlen) {
+    CIS_TRY(cis_h5_read_vlen_string(in->path, in->f, a, what, out, len));
   } else {
     size_t sz = H5Tget_size(t);
     if (sz == 0 || sz >= len)
-      CIS_FAIL(CIS_ERR_INPUT, "%s: attribute %s of %s is longer than %zu characters", in->path,
-               name, obj, len - 1);
+      CIS_FAIL(CIS_ERR_INPUT, "%s: %s is %zu characters long, expected 1..%zu", in->path, what,
+               sz, len - 1);
     if (H5Aread(a, t, out) < 0)
-      CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read string attribute %s of %s", in->path, name, obj);
+      CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read string %s", in->path, what);
     out[sz] = '\0';
   }
   *found = 1;
 cleanup:
-  if (vs) H5free_memory(vs);
-  cis_h5_close(&mt);
   cis_h5_close(&t);
   cis_h5_close(&a);
   cis_h5_close(&o);
@@ -343,26 +368,15 @@ static cis_err read_string_pair(const h5in *in, const char *a, const char *b, in
 
 static cis_err space_kind(const h5in *in, cis_space_spec *sp, int *need_level) {
   char kind[64] = "fci";
-  int found, lvl;
+  int found;
   CIS_CALL(read_string_attr(in, "/space", "kind", kind, sizeof kind, &found));
-  *need_level = 0;
-  if (strcasecmp(kind, "fci") == 0) {
-    sp->kind = CIS_SPACE_FCI;
-  } else if (strcasecmp(kind, "truncated") == 0) {
+  *need_level = strcasecmp(kind, "truncated") == 0;
+  if (*need_level) {
     sp->kind = CIS_SPACE_TRUNCATED;
-    *need_level = 1;
-  } else if (strcasecmp(kind, "list") == 0) {
-    sp->kind = CIS_SPACE_LIST;
-  } else if (strcasecmp(kind, "cisd") == 0 || strcasecmp(kind, "cisdt") == 0 ||
-             strcasecmp(kind, "cisdtq") == 0) {
-    sp->kind = CIS_SPACE_TRUNCATED;
-    sp->level = (int)strlen(kind) - 3;
-  } else if (sscanf(kind, "ci%d", &lvl) == 1 && lvl > 0) {
-    sp->kind = CIS_SPACE_TRUNCATED;
-    sp->level = lvl;
-  } else {
-    CIS_ERROR(CIS_ERR_INPUT, "%s: /space attribute kind = '%s', expected fci, truncated or list",
-              in->path, kind);
+  } else if (!cis_space_by_name(kind, &sp->kind, &sp->level)) {
+    CIS_ERROR(CIS_ERR_INPUT, "%s: /space attribute kind = '%s', expected fci, truncated, list, "
+              "cis, cisd, cisdt, cisdtq or ci<N> with 1 <= N <= %d", in->path, kind,
+              CIS_SPACE_MAX_LEVEL);
   }
   return CIS_OK;
 }
@@ -377,8 +391,9 @@ static cis_err read_space(const h5in *in, cis_problem *p) {
   CIS_CALL(space_kind(in, sp, &need_level));
   if (need_level) {
     CIS_CALL(read_scalar(in, "/space", "level", K_INT, 1, &level, &found));
-    CIS_CHECK(level >= 1, CIS_ERR_INPUT, "%s: /space/level = %lld, expected an excitation "
-              "level >= 1 (2 = CISD)", in->path, (long long)level);
+    CIS_CHECK(level >= 1 && level <= CIS_SPACE_MAX_LEVEL, CIS_ERR_INPUT, "%s: /space/level = "
+              "%lld, expected an excitation level 1..%d (2 = CISD)", in->path, (long long)level,
+              CIS_SPACE_MAX_LEVEL);
     sp->level = (int)level;
   }
   CIS_CALL(exists(in, "/space/reference_alpha", &yes));
@@ -432,6 +447,7 @@ static cis_err option_value(const h5in *in, hid_t a, const char *key, char *val,
   CIS_CHECK(s.npoints == 1 && (s.cls == H5T_INTEGER || s.cls == H5T_FLOAT), CIS_ERR_INPUT,
             "%s: %s has type %s with %lld values, expected one integer, float, bool or string",
             in->path, full, class_name(s.cls), (long long)s.npoints);
+  CIS_CALL(check_class(in, full, &s, K_REAL));
   if (s.cls == H5T_INTEGER) {
     long long v;
     CIS_CHECK(H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0, CIS_ERR_INPUT, "%s: cannot read %s",
@@ -586,7 +602,7 @@ static cis_err read_contents(const h5in *in, cis_problem *p) {
   return CIS_OK;
 }
 
-cis_err cis_h5input_read(const char *path, cis_problem *p) {
+static cis_err read_file(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
   h5in in = {path, -1};
   memset(p, 0, sizeof *p);
@@ -601,6 +617,13 @@ cleanup:
   cis_h5_close(&in.f);
   if (err != CIS_OK) cis_problem_free(p);
   return err;
+}
+
+cis_err cis_h5input_read(const char *path, cis_problem *p) {
+  memset(p, 0, sizeof *p);
+  CIS_CALL(cis_h5_probe(path, read_file));
+  CIS_CALL(read_file(path, p));
+  return CIS_OK;
 }
 
 /* ---- writing ------------------------------------------------------------------------------ */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "io/io_private.h"
 
 cis_err cis_io_lines_open(cis_io_lines *r, const char *path, const char *what) {
@@ -18,17 +19,67 @@ cis_err cis_io_lines_open(cis_io_lines *r, const char *path, const char *what) {
   return CIS_OK;
 }
 
-int cis_io_next_line(cis_io_lines *r) {
-  if (getline(&r->line, &r->cap, r->f) < 0) return 0;
-  r->lineno++;
-  return 1;
+/* Read more of the file behind the unread bytes, growing the buffer for a long line. */
+static cis_err fill(cis_io_lines *r) {
+  size_t avail = r->end - r->beg;
+  if (r->beg > 0) {
+    memmove(r->buf, r->buf + r->beg, avail);
+    r->beg = 0;
+    r->end = avail;
+  }
+  if (r->end + 1 >= r->cap) {
+    CIS_CHECK(r->cap < CIS_IO_LINE_MAX, CIS_ERR_INPUT, "%s: line %ld is longer than %zu MiB "
+              "(not a text file of the expected kind?)", r->path, r->lineno + 1,
+              CIS_IO_LINE_MAX >> 20);
+    size_t cap = r->cap ? 2 * r->cap : (size_t)1 << 20;
+    CIS_CALL(cis_realloc(&r->buf, cap, 1, "input line buffer"));
+    r->cap = cap;
+  }
+  /* one byte stays free: a last line without a newline gets its NUL there */
+  size_t got = fread(r->buf + r->end, 1, r->cap - r->end - 1, r->f);
+  if (got == 0) {
+    if (ferror(r->f))
+      CIS_ERROR(CIS_ERR_IO, "%s: read error after line %ld: %s", r->path, r->lineno,
+                strerror(errno));
+    r->eof = 1;
+  }
+  r->end += got;
+  return CIS_OK;
+}
+
+cis_err cis_io_next_line(cis_io_lines *r, int *more) {
+  *more = 0;
+  size_t scanned = 0; /* bytes of the pending line already searched for NUL and newline */
+  for (;;) {
+    char *s = r->buf + r->beg;
+    size_t avail = r->end - r->beg;
+    char *nl = avail > scanned ? memchr(s + scanned, '\n', avail - scanned) : NULL;
+    size_t n = nl ? (size_t)(nl - s) : avail;
+    char *nul = n > scanned ? memchr(s + scanned, '\0', n - scanned) : NULL;
+    if (nul)
+      CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: NUL byte at column %zu; a text input holds "
+                "none (a binary file, or a zero-filled tail left by a crash or a full disk?)",
+                r->path, r->lineno + 1, (size_t)(nul - s) + 1);
+    if (nl || (r->eof && avail > 0)) {
+      s[n] = '\0';
+      r->line = s;
+      r->len = n;
+      r->beg += nl ? n + 1 : n;
+      r->lineno++;
+      *more = 1;
+      return CIS_OK;
+    }
+    if (r->eof) return CIS_OK;
+    scanned = n;
+    CIS_CALL(fill(r));
+  }
 }
 
 void cis_io_lines_close(cis_io_lines *r) {
   if (r->f) fclose(r->f);
   r->f = NULL;
-  free(r->line);
-  r->line = NULL;
+  free(r->buf);
+  r->buf = r->line = NULL;
 }
 
 static const unsigned char h5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};

@@ -16,6 +16,11 @@ cis_err cis_fcidump_read(const char *path, cis_problem *p);
 cis_err cis_h5input_read(const char *path, cis_problem *p);
 cis_err cis_mtx_read(const char *path, cis_problem *p);
 
+/* Write the problem as input.h5 version 1 (docs/input-format.md): integrals with the space
+ * when the input named one or --space chose one, or the matrix; and the input's options.
+ * Atomic (temporary name, then rename); refuses to replace the input itself. */
+cis_err cis_h5input_write(const char *path, const cis_problem *p);
+
 /* Write an explicit matrix: Matrix Market (".mtx", lower triangle, symmetric) or HDF5 CSR
  * (".h5", the /matrix group of docs/input-format.md) chosen by the extension. Atomic
  * (temporary name, then rename). */

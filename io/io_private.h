@@ -17,20 +17,29 @@
 
 #include "core/problem.h"
 
-/* A text input read line by line: `line` is the current line (getline's buffer, with its
- * newline), `lineno` its number, for messages naming path and line. */
+/* A text input read line by line: `line` is the current line without its newline, ended by a
+ * NUL, `len` its length and `lineno` its number, for messages naming path and line. A text
+ * input holds no NUL byte: one (a binary file, or the zero-filled tail a crash or a full disk
+ * leaves) is an error naming its line, found as soon as the block holding it is read, so a
+ * file of gigabytes of zeros fails at once. A line longer than CIS_IO_LINE_MAX is an error too:
+ * no line is ever held whole beyond that. */
+#define CIS_IO_LINE_MAX ((size_t)64 << 20)
 typedef struct {
   const char *path;
   FILE *f;
   char *line;
-  size_t cap;
+  size_t len;
   long lineno;
+  char *buf; /* the block buffer: bytes [beg, end) are read and not yet handed out */
+  size_t cap, beg, end;
+  int eof;
 } cis_io_lines;
 /* Open `path` for reading; CIS_ERR_IO "cannot open WHAT PATH: reason" (`what` may be ""). */
 cis_err cis_io_lines_open(cis_io_lines *r, const char *path, const char *what);
-/* 1 with the next line in r->line, 0 at the end of the file. */
-int cis_io_next_line(cis_io_lines *r);
-/* Close the file and free the line buffer (safe on a reader that failed to open). */
+/* *more = 1 with the next line in r->line, 0 at the end of the file; CIS_ERR_INPUT for a NUL
+ * byte or an overlong line, CIS_ERR_IO for a read error. */
+cis_err cis_io_next_line(cis_io_lines *r, int *more);
+/* Close the file and free the buffer (safe on a reader that failed to open). */
 void cis_io_lines_close(cis_io_lines *r);
 
 /* nalpha = (nelec+ms2)/2, nbeta = (nelec-ms2)/2, checked against norb. `where` names the
@@ -78,6 +87,17 @@ void cis_io_tmp_discard(cis_io_tmp *t);
  * left as it was. */
 typedef cis_err (*cis_h5_body_fn)(hid_t f, const char *tmp, const void *ctx);
 cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx);
+
+/* The variable-length string attribute `attr` of an open input.h5 `file` (the one at `path`)
+ * into out (len bytes with the NUL), the stored reference and heap object checked against the
+ * file before a byte is read (io/h5string.c); `what` names it in messages. */
+cis_err cis_h5_read_vlen_string(const char *path, hid_t file, hid_t attr, const char *what,
+                                char *out, size_t len);
+
+/* Run read(path, ...) in a forked child first: CIS_ERR_INPUT if libhdf5 crashes on the file
+ * there (io/h5probe.c), else CIS_OK whatever the child's outcome (the caller's own read gives
+ * it again, with its message). */
+cis_err cis_h5_probe(const char *path, cis_err (*read)(const char *, cis_problem *));
 
 /* HDF5 writing: each returns CIS_ERR_IO naming `path` and the object on a failed status. */
 void cis_h5_quiet(void);

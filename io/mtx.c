@@ -84,7 +84,8 @@ cleanup:
   return err;
 }
 
-static double csr_at(const cis_csr *m, int64_t i, int32_t j) {
+/* a_ij, or 0 with *present = 0 when the matrix stores no (i, j). */
+static double csr_at(const cis_csr *m, int64_t i, int32_t j, int *present) {
   int64_t lo = m->rowptr[i], hi = m->rowptr[i + 1];
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -93,7 +94,8 @@ static double csr_at(const cis_csr *m, int64_t i, int32_t j) {
     else
       hi = mid;
   }
-  return lo < m->rowptr[i + 1] && m->col[lo] == j ? m->val[lo] : 0.0;
+  *present = lo < m->rowptr[i + 1] && m->col[lo] == j;
+  return *present ? m->val[lo] : 0.0;
 }
 
 cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const char *what) {
@@ -101,15 +103,18 @@ cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const cha
   for (int64_t k = 0; k < m->nnz; k++) amax = CIS_MAX(amax, fabs(m->val[k]));
   /* relative to the largest entry: round-off of an exporter scales with the matrix norm */
   double tol = 1e-12 * amax;
+  /* both triangles are walked: an entry with no partner may sit in either */
   for (int64_t i = 0; i < m->n; i++)
     for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) {
       int32_t j = m->col[k];
-      if (j <= i) continue;
-      double t = csr_at(m, j, (int32_t)i);
+      if (j == i) continue;
+      int present;
+      double t = csr_at(m, j, (int32_t)i, &present);
       if (fabs(m->val[k] - t) > tol)
         CIS_ERROR(CIS_ERR_INPUT, "%s: %s is not symmetric: entry (%lld, %d) = %.17g but (%d, "
-                  "%lld) = %.17g (0-based; tolerance 1e-12 * max|a| = %.3g)", path, what,
-                  (long long)i, j, m->val[k], j, (long long)i, t, tol);
+                  "%lld) = %.17g%s (0-based; tolerance 1e-12 * max|a| = %.3g)", path, what,
+                  (long long)i, j, m->val[k], j, (long long)i, t,
+                  present ? "" : " (not stored)", tol);
     }
   return CIS_OK;
 }
@@ -118,7 +123,9 @@ cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const cha
 
 static cis_err mtx_banner(cis_io_lines *r, int *symmetric) {
   char w[5][32] = {{0}};
-  if (!cis_io_next_line(r)) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file", r->path);
+  int more;
+  CIS_CALL(cis_io_next_line(r, &more));
+  if (!more) CIS_ERROR(CIS_ERR_INPUT, "%s: empty file", r->path);
   int k = sscanf(r->line, "%31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4]);
   if (k != 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0 ||
       strcasecmp(w[2], "coordinate") != 0)
@@ -139,7 +146,10 @@ static cis_err mtx_banner(cis_io_lines *r, int *symmetric) {
 }
 
 static cis_err mtx_size(cis_io_lines *r, int64_t *n, int64_t *nnz) {
-  while (cis_io_next_line(r)) {
+  int more;
+  for (;;) {
+    CIS_CALL(cis_io_next_line(r, &more));
+    if (!more) break;
     if (r->line[0] == '%') continue;
     char *s = r->line, *e;
     while (isspace((unsigned char)*s)) s++;
@@ -174,7 +184,7 @@ static cis_err mtx_entry(const cis_io_lines *r, int64_t n, int64_t *i, int64_t *
   for (int k = 0; k < 2; k++) {
     errno = 0;
     ij[k] = strtoll(s, &e, 10);
-    if (e == s || errno || !isspace((unsigned char)*e))
+    if (e == s || errno || (*e && !isspace((unsigned char)*e)))
       CIS_ERROR(CIS_ERR_INPUT, "%s: line %ld: expected 'row column value'", r->path, r->lineno);
     s = e;
   }
@@ -195,7 +205,10 @@ static cis_err mtx_entry(const cis_io_lines *r, int64_t n, int64_t *i, int64_t *
 }
 
 static cis_err mtx_entries(cis_io_lines *r, cis_io_coo *t, int64_t nnz) {
-  while (cis_io_next_line(r)) {
+  int more;
+  for (;;) {
+    CIS_CALL(cis_io_next_line(r, &more));
+    if (!more) break;
     char *s = r->line;
     while (isspace((unsigned char)*s)) s++;
     if (!*s || *s == '%') continue;

@@ -66,6 +66,7 @@ static const opt_desc k_opts[] = {
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
     {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT stem + .out.h5 here; /dev/null: report only)"},
     {"export-matrix", ARG_REQUIRED, "FILE", "write the Hamiltonian (.mtx or .h5 CSR) and continue"},
+    {"write-input", ARG_REQUIRED, "FILE", "write INPUT, checked, as input.h5 (with --space, --ms2) and stop"},
     {"checkpoint", ARG_REQUIRED, "FILE", "checkpoint file (default: OUTPUT stem with .ckpt.h5)"},
     {"checkpoint-every", ARG_REQUIRED, "N", "write a checkpoint every N iterations (default off)"},
     {"checkpoint-interval", ARG_REQUIRED, "SEC", "write a checkpoint every SEC seconds (default 1800; 0 = off)"},
@@ -113,31 +114,9 @@ void cis_options_print_help(void) {
 }
 
 static cis_err parse_space(const char *v, cis_options *o) {
-  char low[32];
-  size_t n = strlen(v);
-  if (n >= sizeof low) CIS_ERROR(CIS_ERR_USAGE, "--space: unknown space '%s'", v);
-  for (size_t i = 0; i <= n; i++) low[i] = (char)tolower((unsigned char)v[i]);
-  static const char *names[] = {"cis", "cisd", "cisdt", "cisdtq"};
-  if (strcmp(low, "fci") == 0) {
-    o->space_kind = CIS_SPACE_FCI;
-  } else if (strcmp(low, "list") == 0) {
-    o->space_kind = CIS_SPACE_LIST;
-  } else {
-    int level = 0;
-    for (int i = 0; i < 4; i++)
-      if (strcmp(low, names[i]) == 0) level = i + 1;
-    if (!level && strncmp(low, "ci", 2) == 0 && low[2]) {
-      long l;
-      if (cis_parse_int(low + 2, "--space ci<N>", &l) != CIS_OK || l < 1 || l > 1000)
-        CIS_ERROR(CIS_ERR_USAGE, "--space: '%s' is not ci<N> with N >= 1", v);
-      level = (int)l;
-    }
-    if (!level)
-      CIS_ERROR(CIS_ERR_USAGE,
-                "--space: unknown space '%s' (expected fci, cisd, cisdt, cisdtq, ci<N> or list)", v);
-    o->space_kind = CIS_SPACE_TRUNCATED;
-    o->space_level = level;
-  }
+  if (!cis_space_by_name(v, &o->space_kind, &o->space_level))
+    CIS_ERROR(CIS_ERR_USAGE, "--space: unknown space '%s' (expected fci, cis, cisd, cisdt, cisdtq, "
+              "ci<N> with 1 <= N <= %d, or list)", v, CIS_SPACE_MAX_LEVEL);
   o->space_set = 1;
   return CIS_OK;
 }
@@ -264,6 +243,8 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     CIS_CALL(copy_path(o->output, v, "--output"));
   } else if (strcmp(name, "export-matrix") == 0) {
     CIS_CALL(copy_path(o->export_matrix, v, "--export-matrix"));
+  } else if (strcmp(name, "write-input") == 0) {
+    CIS_CALL(copy_path(o->write_input, v, "--write-input"));
   } else if (strcmp(name, "checkpoint") == 0) {
     CIS_CALL(copy_path(o->checkpoint, v, "--checkpoint"));
   } else if (strcmp(name, "checkpoint-every") == 0) {

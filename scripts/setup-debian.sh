@@ -15,9 +15,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# Python with h5py and numpy is used by a few tests (converter round trips), and the converter
-# scripts/to_input_h5.py reads FCIDUMPs with PySCF; those tests are skipped when they are
-# missing. Try Debian's packages first, then pip for a non-system python3.
+# Python with h5py and numpy is used by a few tests (the converter scripts/to_input_h5.py, the
+# mutation test of the readers), PySCF by the test of to_input_h5.from_scf; those tests are
+# skipped when they are missing. Try Debian's packages first, then pip for a non-system python3.
 if ! python3 -c 'import h5py, numpy' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-h5py python3-numpy >/dev/null 2>&1 || true
   python3 -c 'import h5py, numpy' 2>/dev/null || python3 -m pip install -q h5py numpy 2>/dev/null || \
@@ -25,6 +25,6 @@ if ! python3 -c 'import h5py, numpy' 2>/dev/null; then
 fi
 if ! python3 -c 'import pyscf' 2>/dev/null; then
   python3 -m pip install -q pyscf 2>/dev/null || \
-    echo "setup: note: python3 pyscf not available; the converter test will be skipped"
+    echo "setup: note: python3 pyscf not available; the from_scf test will be skipped"
 fi
 echo "setup: ok"

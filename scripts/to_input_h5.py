@@ -4,7 +4,12 @@ PySCF calculation.
 
 Command line:
     to_input_h5.py FCIDUMP -o input.h5 [--space cisd] [--nroots 3] [--option tol=1e-8]
-                   [--reference "0 1 2/0 1 2"] [--list dets.txt]
+                   [--reference "0 1 2/0 1 2"] [--list dets.txt] [--cisolve PATH]
+
+An FCIDUMP is read by cisolve itself (`cisolve --write-input`), so that the converter reads
+every dialect cisolve reads and refuses what cisolve refuses; this script adds the space and
+the options. cisolve is found with --cisolve, else $CISOLVE, else on PATH, else in build/
+beside scripts/.
 
 As a module:
     from to_input_h5 import write_input, from_scf, from_fcidump
@@ -16,8 +21,12 @@ Occupation lists (0-based orbital indices) are turned into the bit strings the f
 orbital p is bit p % 64 of word p // 64.
 """
 import argparse
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -57,17 +66,22 @@ def pack_eri(eri, norb):
     return np.ascontiguousarray(ao2mo.restore(8, eri, norb)).ravel()
 
 
+MAX_LEVEL = 1000  # CIS_SPACE_MAX_LEVEL
+
+
 def parse_space(space):
-    """'fci' | 'cisd' | 'cisdt' | 'ci<N>' | 'list' -> (kind, level)."""
+    """The names cisolve's --space takes: 'fci' | 'cis' | 'cisd' | 'cisdt' | 'cisdtq' |
+    'ci<N>' (1 <= N <= 1000) | 'list' -> (kind, level)."""
     s = space.lower()
-    named = {"fci": ("fci", None), "cisd": ("truncated", 2), "cisdt": ("truncated", 3),
-             "cisdtq": ("truncated", 4), "list": ("list", None)}
+    named = {"fci": ("fci", None), "cis": ("truncated", 1), "cisd": ("truncated", 2),
+             "cisdt": ("truncated", 3), "cisdtq": ("truncated", 4), "list": ("list", None)}
     if s in named:
         return named[s]
     m = re.fullmatch(r"ci(\d+)", s)
-    if m and int(m.group(1)) > 0:
+    if m and 1 <= int(m.group(1)) <= MAX_LEVEL:
         return "truncated", int(m.group(1))
-    raise ValueError(f"space '{space}': expected fci, cisd, cisdt, ci<N> or list")
+    raise ValueError(f"space '{space}': expected fci, cis, cisd, cisdt, cisdtq, ci<N> "
+                     f"(1 <= N <= {MAX_LEVEL}) or list")
 
 
 def _write_space(f, norb, space, reference, dets):
@@ -119,33 +133,82 @@ def write_input(path, h1e, eri, norb, nelec, ms2=0, ecore=0.0, orbsym=None, isym
                 o.attrs[k] = v
 
 
-def from_fcidump(fcidump, path, **kw):
-    """FCIDUMP -> input.h5 (keyword arguments as write_input)."""
-    from pyscf.tools import fcidump as fd
-    d = fd.read(fcidump, molpro_orbsym=False, verbose=False)
-    norb, nelec, ms2 = d["NORB"], d["NELEC"], d.get("MS2", d.get("MS", 0))
-    orbsym = d.get("ORBSYM")  # as written in the file (molpro_orbsym=False)
-    if orbsym is None or len(orbsym) != norb:
-        orbsym = None
-    write_input(path, d["H1"], d["H2"], norb, nelec, ms2, d.get("ECORE", 0.0), orbsym,
-                d.get("ISYM"), **kw)
+def find_cisolve(cisolve=None):
+    """The cisolve executable: the argument, $CISOLVE, PATH, or build/ beside scripts/."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for c in (cisolve, os.environ.get("CISOLVE"), shutil.which("cisolve"),
+              os.path.join(here, "..", "build", "cisolve")):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise FileNotFoundError("cisolve not found: FCIDUMPs are read by cisolve itself "
+                            "(cisolve --write-input); give its path with --cisolve or $CISOLVE, "
+                            "or put it on PATH")
+
+
+def _add_space_options(path, space, reference, dets, options):
+    with h5py.File(path, "r+") as f:
+        norb = int(np.asarray(f["integrals"].attrs["norb"]))
+        _write_space(f, norb, space, reference, dets)
+        if options:
+            o = f.create_group("options")
+            for k, v in options.items():
+                o.attrs[k] = v
+
+
+def from_fcidump(fcidump, path, space=None, reference=None, dets=None, options=None,
+                 cisolve=None):
+    """FCIDUMP -> input.h5, read and checked by `cisolve --write-input` (every dialect cisolve
+    reads; its refusals are raised as RuntimeError with cisolve's message), then the space and
+    the options (as write_input) added. The file appears complete or not at all."""
+    exe = find_cisolve(cisolve)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".to_input_h5.", suffix=".h5", dir=folder)
+    os.close(fd)
+    try:
+        p = subprocess.run([exe, "--write-input", tmp, fcidump], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        if p.returncode != 0:
+            raise RuntimeError((p.stderr.strip() or p.stdout.strip() or
+                                "cisolve --write-input exited with %d" % p.returncode))
+        _add_space_options(tmp, space, reference, dets, options)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def from_scf(mf, path, ncas=None, nelecas=None, ms2=None, **kw):
-    """PySCF SCF object -> input.h5 over its molecular orbitals. With ncas/nelecas, the
-    lowest doubly occupied orbitals are frozen into ecore (as in a CASCI)."""
-    from pyscf import ao2mo, mcscf
+    """PySCF SCF object (RHF or ROHF) -> input.h5 over its molecular orbitals.
+
+    ncas and nelecas go together, as in pyscf.mcscf.CASCI(mf, ncas, nelecas): the active
+    space is ncas orbitals holding nelecas electrons (an int, or a tuple (nalpha, nbeta)),
+    above (mol.nelectron - nelecas) / 2 doubly occupied orbitals frozen into ecore. Neither
+    is guessed. ms2 defaults to mol.spin (or nalpha - nbeta of a tuple nelecas)."""
+    from pyscf import ao2mo, mcscf, scf
     mol = mf.mol
-    if ms2 is None:
-        ms2 = mol.spin
+    mo = np.asarray(mf.mo_coeff)
+    if isinstance(mf, (scf.uhf.UHF, scf.ghf.GHF)) or mo.ndim != 2:
+        raise TypeError("from_scf: %s has unrestricted or generalized orbitals (mo_coeff of "
+                        "shape %s); input.h5 holds integrals over one set of spatial orbitals: "
+                        "use scf.RHF or scf.ROHF" % (type(mf).__name__, mo.shape))
+    if (ncas is None) != (nelecas is None):
+        raise ValueError("from_scf: give ncas and nelecas together (the active orbitals and "
+                         "the electrons in them, as for mcscf.CASCI), or neither for all "
+                         "orbitals and electrons")
     if ncas is None:
-        mo = mf.mo_coeff
         norb = mo.shape[1]
         h1e = mo.T @ mf.get_hcore() @ mo
         eri = ao2mo.kernel(mol, mo)
         ecore, nelec = mol.energy_nuc(), mol.nelectron
+        if ms2 is None:
+            ms2 = mol.spin
     else:
-        nelecas = mol.nelectron - 2 * ((mol.nelectron - ncas) // 2) if nelecas is None else nelecas
+        if isinstance(nelecas, (tuple, list)):
+            if ms2 is None:
+                ms2 = int(nelecas[0]) - int(nelecas[1])
+            nelecas = int(nelecas[0]) + int(nelecas[1])
+        elif ms2 is None:
+            ms2 = mol.spin
         mc = mcscf.CASCI(mf, ncas, nelecas)
         h1e, ecore = mc.get_h1eff()
         eri, norb, nelec = mc.get_h2eff(), ncas, nelecas
@@ -182,6 +245,9 @@ def main(argv=None):
     ap.add_argument("--nroots", type=int)
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="any long command-line option stored in the file")
+    ap.add_argument("--cisolve", metavar="PATH",
+                    help="the cisolve that reads the FCIDUMP (default: $CISOLVE, PATH, "
+                         "build/cisolve)")
     args = ap.parse_args(argv)
     options = {}
     if args.nroots is not None:
@@ -195,8 +261,12 @@ def main(argv=None):
     if args.list:
         with open(args.list) as fh:
             dets = [_occ_pair(line) for line in fh if line.strip()]
-    from_fcidump(args.fcidump, args.output, space=args.space, reference=args.reference,
-                 dets=dets, options=options)
+    try:
+        from_fcidump(args.fcidump, args.output, space=args.space, reference=args.reference,
+                     dets=dets, options=options, cisolve=args.cisolve)
+    except (RuntimeError, FileNotFoundError, ValueError) as exc:
+        print("to_input_h5.py: %s" % exc, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -14,9 +14,19 @@
 - small matrices and the bad inputs of the error tests.
 - bad_options_output.h5 h2o.h5 with /options/output = "victim.out.h5": an input that tries to
                     choose the file written (paths come from the command line only).
+- h2o_psi4.fcidump, h2o_hande.fcidump, h2o_dollar.fcidump: the integrals of h2o.h5 in the
+                    dialects of Psi4 (p4util/fcidump.py: one key per line, UHF=.FALSE.,
+                    "{:29.20E}" records, orbital energies), HANDE's test suite (blank-separated
+                    keys, both triangles of h and all 8 index orders of (ij|kl), the copies
+                    differing in the last digit as separately computed values do) and the
+                    "$FCI ... $END" header.
+- the refusals of issue 21 (bad_*.fcidump, bad_*.h5, bad_*.mtx) and kind_*.h5 (a /space
+  kind "cisd", "cisdt", "cisdtq" over H4 integrals: the level each name means); see
+  data/README.md for what each one is.
 """
 import os
 import shutil
+import struct
 import sys
 
 import h5py
@@ -152,6 +162,163 @@ def good_matrices():
         g["data"] = np.array([-2.5, -1.0, 0.125, 0.5, 1.0, 0.0625])
 
 
+def shipped_h2o():
+    """The integrals of data/h2o.h5 (norb, nelec, ecore, h1e, 8-fold eri, orbsym)."""
+    with h5py.File(os.path.join(DATA, "h2o.h5"), "r") as f:
+        g = f["integrals"]
+        return (int(g["norb"][()]), int(g["nelec"][()]), float(g["ecore"][()]),
+                np.array(g["h1e"]), np.array(g["eri"]), [int(x) for x in g["orbsym"]])
+
+
+def eri_records(norb, eri8):
+    """((i, j, k, l), value) 1-based for i >= j, k >= l, ij >= kl, as PySCF orders them."""
+    out, ij = [], 0
+    for i in range(norb):
+        for j in range(i + 1):
+            kl = 0
+            for k in range(norb):
+                for l in range(k + 1):
+                    if kl <= ij:
+                        out.append(((i + 1, j + 1, k + 1, l + 1), eri8[ij * (ij + 1) // 2 + kl]))
+                    kl += 1
+            ij += 1
+    return out
+
+
+def dialects():
+    norb, nelec, ecore, h1e, eri8, orbsym = shipped_h2o()
+    recs = eri_records(norb, eri8)
+    sym = ",".join(map(str, orbsym))
+    # Psi4: p4util/fcidump.py's header and record formats, orbital energies before the core
+    with open(os.path.join(DATA, "h2o_psi4.fcidump"), "w") as f:
+        f.write("&FCI\nNORB=%d,\nNELEC=%d,\nMS2=0,\nUHF=.FALSE.,\nORBSYM=%s,\nISYM=1,\n&END\n"
+                % (norb, nelec, sym))
+        line = "{:29.20E} {:4d} {:4d} {:4d} {:4d}\n"
+        for (i, j, k, l), v in recs:
+            if abs(v) > 1e-14:
+                f.write(line.format(v, i, j, k, l))
+        for i in range(norb):
+            for j in range(i + 1):
+                if abs(h1e[i, j]) > 1e-14:
+                    f.write(line.format(h1e[i, j], i + 1, j + 1, 0, 0))
+        for i in range(norb):
+            f.write("{: 29.20E} {:4d} {:4d} {:4d} {:4d}\n".format(h1e[i, i] - 1.0, i + 1, 0, 0, 0))
+        f.write("{: 29.20E} {:4d} {:4d} {:4d} {:4d}\n".format(ecore, 0, 0, 0, 0))
+    # HANDE's test suite: every index order written, the transposed copies one digit shorter
+    with open(os.path.join(DATA, "h2o_hande.fcidump"), "w") as f:
+        f.write(" &FCI NORB= %d,NELEC= %d,MS2=  0\n  ORBSYM=%s,\n  ISYM=1 UHF=.FALSE.\n &END\n"
+                % (norb, nelec, sym))
+        for (i, j, k, l), v in recs:
+            if abs(v) <= 1e-14:
+                continue
+            orders = {(i, j, k, l), (j, i, k, l), (i, j, l, k), (j, i, l, k),
+                      (k, l, i, j), (l, k, i, j), (k, l, j, i), (l, k, j, i)}
+            for o in sorted(orders):
+                fmt = "%21.17g" if o[:2] == (i, j) or o[:2] == (j, i) else "%21.16g"
+                f.write((fmt + "  %d  %d  %d  %d\n") % ((v,) + o))
+        for i in range(norb):
+            for j in range(norb):
+                if abs(h1e[i, j]) > 1e-14:
+                    f.write("%21.17g  %d  %d  0  0\n" % (h1e[i, j], i + 1, j + 1))
+        f.write("%21.17g  0  0  0  0\n" % ecore)
+    with open(os.path.join(DATA, "h2o.fcidump")) as f:
+        body = f.read().replace("&FCI", "$FCI").replace("&END", "$END")
+    text("h2o_dollar.fcidump", body)
+
+
+def h4_integrals():
+    """H4 chain, STO-3G: 4 orbitals, 4 electrons, where CIS, CISD, CISDT, CISDTQ all differ."""
+    mol = gto.M(atom="H 0 0 0; H 0 0 0.9; H 0 0 1.8; H 0 0 2.7", basis="sto-3g", verbose=0)
+    mf = scf.RHF(mol).run()
+    mo = mf.mo_coeff
+    h1e = mo.T @ mf.get_hcore() @ mo
+    return mol, h1e, ao2mo.kernel(mol, mo)
+
+
+def h5_file(name, build):
+    with h5py.File(os.path.join(DATA, name), "w") as f:
+        f.attrs["format"] = "cisolve-input"
+        f.attrs["version"] = 1
+        build(f)
+
+
+def refusals():
+    """Bad inputs of issue 21; each one was accepted at ce41704 (or crashed it)."""
+    ok = HDR + BODY
+    text("bad_header_only.fcidump", HDR)
+    with open(os.path.join(DATA, "h2o.fcidump")) as f:
+        lines = f.readlines()
+    text("bad_cut.fcidump", "".join(lines[:150]))                  # cut at a line boundary
+    with open(os.path.join(DATA, "bad_nul_tail.fcidump"), "wb") as f:
+        f.write(ok.encode() + b"\0" * 64)                            # zero-filled tail
+    text("bad_no_h1e.fcidump", HDR + "".join(l + "\n" for l in BODY.splitlines()
+                                             if not l.endswith(" 0 0") or l.endswith("0 0 0 0")))
+    text("bad_dup_eri.fcidump", HDR + BODY.replace(" 0.18 2 1 2 1\n",
+                                                   " 0.18 2 1 2 1\n 0.5 1 2 1 2\n"))
+    text("bad_h1e_asym.fcidump", HDR + BODY + " 0.1 1 2 0 0\n 0.2 2 1 0 0\n")
+    text("bad_two_ecore.fcidump", HDR + BODY + " 0.0 0 0 0 0\n")
+    text("bad_lz.fcidump", HDR.replace("ISYM=1,", "ISYM=1,\n  SYML=1,1,\n  SYMLZ=-1,1,") + BODY)
+    text("bad_iuhf.fcidump", " &FCI NORB=2,NELEC=2,MS2=0,\n  IUHF=1,\n &END\n" + BODY)
+    text("bad_igeneral.fcidump", HDR.replace("ISYM=1,", "ISYM=1,\n  IGENERAL=1,")
+         + BODY.replace(" 0.18 2 1 1 1\n", " 0.18 2 1 1 1\n 0.19 1 2 1 1\n"))
+    text("bad_norb.fcidump", HDR.replace("NORB=2", "NORB=3").replace("ORBSYM=1,1,", "ORBSYM=1,1,1,")
+         + BODY)
+    # lower triangle only, asymmetric: (2,1) = 0.5 with no (1,2)
+    text("bad_lower_only.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n"
+         "1 1 1.0\n2 2 2.0\n3 3 3.0\n2 1 0.5\n")
+
+    def lower_only(f):
+        g = f.create_group("matrix")
+        g.attrs["n"] = 3
+        g.attrs["storage"] = "full"
+        g["indptr"] = np.array([0, 1, 3, 4], dtype=np.int64)
+        g["indices"] = np.array([0, 0, 1, 2], dtype=np.int64)
+        g["data"] = np.array([1.0, 0.5, 2.0, 3.0])
+    h5_file("bad_lower_only.h5", lower_only)
+
+    mol, h1e, eri = h4_integrals()
+    for kind in ("cisd", "cisdt", "cisdtq"):
+        write_input(os.path.join(DATA, "kind_%s.h5" % kind), h1e, eri, 4, 4, 0, mol.energy_nuc())
+        with h5py.File(os.path.join(DATA, "kind_%s.h5" % kind), "r+") as f:
+            f.create_group("space").attrs["kind"] = kind
+    write_input(os.path.join(DATA, "bad_level.h5"), h1e, eri, 4, 4, 0, mol.energy_nuc(),
+                space="cisd")
+    with h5py.File(os.path.join(DATA, "bad_level.h5"), "r+") as f:
+        del f["space/level"]
+        f["space/level"] = np.int64(2 ** 40)
+    write_input(os.path.join(DATA, "bad_string_array.h5"), h1e, eri, 4, 4, 0, mol.energy_nuc())
+    with h5py.File(os.path.join(DATA, "bad_string_array.h5"), "r+") as f:
+        f.create_group("space").attrs["kind"] = ["fci", "cisd", "cisdt"]
+    corrupt_heap()
+
+
+def corrupt_heap():
+    """Two single-byte corruptions of data/h2o.h5 that crashed libhdf5 in H5HG_read at
+    ce41704 (found by mutate.py): the size of the global heap object holding "davidson" made
+    huge, and the object index in the reference of /space kind ("truncated") made one the
+    heap lacks. Offsets are found from the file's own bytes."""
+    with open(os.path.join(DATA, "h2o.h5"), "rb") as f:
+        data = bytearray(f.read())
+    gcol = data.index(b"GCOL")
+    objects, pos = {}, gcol + 16
+    while True:
+        idx, size = struct.unpack_from("<H", data, pos)[0], struct.unpack_from("<Q", data, pos + 8)[0]
+        if idx == 0:
+            break
+        objects[bytes(data[pos + 16:pos + 16 + size])] = (idx, pos)
+        pos += 16 + (size + 7) // 8 * 8
+    big = bytearray(data)
+    big[objects[b"davidson"][1] + 15] = 0x84          # top byte of the object's size
+    with open(os.path.join(DATA, "bad_heap_size.h5"), "wb") as f:
+        f.write(big)
+    ref = struct.pack("<IQI", 9, gcol, objects[b"truncated"][0])  # len, collection, index
+    at = data.index(ref)
+    bad = bytearray(data)
+    bad[at + 14] = 0xeb                                 # third byte of the index
+    with open(os.path.join(DATA, "bad_heap_index.h5"), "wb") as f:
+        f.write(bad)
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     mol, h1e, eri1, orbsym = h2o()
@@ -167,6 +334,8 @@ def main():
     bad_inputs()
     bad_options()
     good_matrices()
+    dialects()
+    refusals()
 
 
 if __name__ == "__main__":
