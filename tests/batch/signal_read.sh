@@ -26,7 +26,11 @@ mkfifo in.fcidump
 exec 3<>in.fcidump
 "$CIS" --device cpu -o out.h5 --checkpoint ck.h5 in.fcidump >run.log 2>&1 3>&- &
 pid=$!
-holds_pipe() { ls -l /proc/$pid/fd 2>/dev/null | grep -qF -- "$work/in.fcidump"; }
+# (the started shell holds the pipe too, as fd 3, until it has become cisolve)
+holds_pipe() {
+  [ "$(readlink /proc/$pid/exe 2>/dev/null)" = "$CIS" ] &&
+    ls -l /proc/$pid/fd 2>/dev/null | grep -qF -- "$work/in.fcidump"
+}
 bytes_read() { awk '/^rchar:/ {print $2}' /proc/$pid/io 2>/dev/null || echo 0; }
 # wait_read N: until cisolve has read N more bytes than at r0 (or has ended)
 wait_read() {
@@ -38,8 +42,9 @@ wait_read() {
   done
   return 1
 }
-for ((i = 0; i < 1000; i++)); do holds_pipe && break; sleep 0.01; done
-holds_pipe || fail "cisolve does not read its input"
+opened=0
+for ((i = 0; i < 1000; i++)); do holds_pipe && { opened=1; break; }; sleep 0.01; done
+[ $opened = 1 ] || fail "cisolve does not read its input"
 r0=$(bytes_read)
 kill -"$SIG" $pid
 sleep 0.2
