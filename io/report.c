@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 #include "io/report.h"
 
 #include <math.h>
@@ -238,3 +239,173 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
   if (r->be && r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);
   fflush(stdout);
 }
+
+/* ---- the plan (--dry-run) --------------------------------------------------------------- */
+
+/* "about 1.13e+09" for an estimate, the number itself when counted. */
+static const char *count_str(int64_t v, int exact, char *buf, size_t len) {
+  if (exact)
+    snprintf(buf, len, "%lld", (long long)v);
+  else
+    snprintf(buf, len, "about %.4g", (double)v);
+  return buf;
+}
+
+static void plan_nonzeros(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[48], b2[48], b3[48];
+  int64_t nnz = hm->nnz_ref + hm->nnz_exp;
+  printf("nonzeros         %s (%.1f per row): Reference (ELL) %s, Expansion (CSR) %s", 
+         count_str(nnz, hm->exact, b1, sizeof b1), hm->n ? (double)nnz / (double)hm->n : 0.0,
+         count_str(hm->nnz_ref, hm->exact, b2, sizeof b2),
+         count_str(hm->nnz_exp, hm->exact, b3, sizeof b3));
+  if (pl->space[0] && hm->exact)
+    printf("; counted: every row generated (and none stored)\n");
+  else if (pl->space[0])
+    printf("; estimated from %lld rows spread over the space, +-%.2g%% (two standard errors)\n",
+           (long long)hm->nsample, 200.0 * hm->rel_err);
+  else
+    printf("; counted\n");
+}
+
+static void plan_host(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+  const char *why = pl->mem_asked ? "--mem"
+                    : hm->gpu_holds_all
+                        ? "default on a GPU that will hold every block: none; --mem for a host cache"
+                        : "default: 3/4 of the available memory less the solver's vectors";
+  printf("host cache       budget %s (%s): ", cis_format_bytes((double)hm->budget, b1, sizeof b1),
+         why);
+  if (!pl->space[0] && hm->need > hm->budget)
+    printf("too small for the Expansion blocks' %s: a run stops with exit code 4\n",
+           cis_format_bytes((double)hm->need, b2, sizeof b2));
+  else if (hm->ncached == hm->nblocks)
+    printf("every Expansion block cached, %lld blocks of %lld rows, %s\n", (long long)hm->nblocks,
+           (long long)hm->block_rows, cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2));
+  else
+    printf("%lld of %lld Expansion blocks of %lld rows cached (%s of %s), the others %s\n",
+           (long long)hm->ncached, (long long)hm->nblocks, (long long)hm->block_rows,
+           cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2),
+           cis_format_bytes((double)hm->exp_bytes, b3, sizeof b3),
+           pl->device == CIS_PLAN_GPU ? "held by the GPU or regenerated (below)"
+                                      : "regenerated in every product");
+  printf("host memory      about %s: the cache %s, the ELL block %s, the solver's vectors %s "
+         "(%lld of length %lld), %s %s, the input %s",
+         cis_format_bytes((double)pl->host_bytes, b1, sizeof b1),
+         cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2),
+         cis_format_bytes((double)hm->ell_bytes, b3, sizeof b3),
+         cis_format_bytes((double)pl->vector_bytes, b4, sizeof b4), (long long)pl->host_vectors,
+         (long long)hm->n, pl->space[0] ? "the space and its link tables" : "the permutation",
+         cis_format_bytes((double)pl->space_bytes, b5, sizeof b5),
+         cis_format_bytes((double)pl->input_bytes, b6, sizeof b6));
+  if (pl->copy_bytes)
+    printf(", its permuted copy %s", cis_format_bytes((double)pl->copy_bytes, b1, sizeof b1));
+  printf("\n");
+}
+
+static void plan_gpu_lines(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  const cis_place_plan *g = &pl->place;
+  char b1[32], b2[32], b3[32], b4[32], b5[32];
+  printf("gpu memory       about %s of %s: the matrix is offered %s (95%% of the memory less "
+         "%s for %lld solver vectors%s); ELL block %s, resident Expansion %s, workspace and row "
+         "pointers %s, streaming buffers %s\n",
+         cis_format_bytes((double)pl->gpu_bytes, b1, sizeof b1),
+         cis_format_bytes((double)pl->gpu.memory, b2, sizeof b2),
+         cis_format_bytes((double)pl->gpu_offer, b3, sizeof b3),
+         cis_format_bytes((double)(pl->gpu_vectors * hm->n * 8), b4, sizeof b4),
+         (long long)pl->gpu_vectors, pl->gpu_offer < g->min_bytes ? "" : ", or --gpu-mem",
+         cis_format_bytes((double)g->ell_bytes, b5, sizeof b5),
+         cis_format_bytes((double)g->resident_bytes, b1, sizeof b1),
+         cis_format_bytes((double)(g->min_bytes - g->ell_bytes), b2, sizeof b2),
+         cis_format_bytes((double)g->stream_reserve, b3, sizeof b3));
+  if (g->min_bytes > pl->gpu_offer) {
+    printf("gpu placement    the ELL block and the workspace need %s, more than the %s offered: "
+           "a run stops with exit code 4 (--gpu-mem, or a smaller --ref-size)\n",
+           cis_format_bytes((double)g->min_bytes, b1, sizeof b1),
+           cis_format_bytes((double)pl->gpu_offer, b2, sizeof b2));
+    return;
+  }
+  if (g->streamed_blocks == 0)
+    printf("gpu placement    every Expansion block resident (%lld), %s\n", (long long)hm->nblocks,
+           g->regenerated_at_upload == 0 ? "copied from the host cache at upload"
+           : g->pool ? "sent to the GPU as the build generates them (the build's pool)"
+                     : "regenerated once at upload (the host caches them not)");
+  else
+    printf("gpu placement    %lld of %lld Expansion blocks resident%s; %lld streamed in every "
+           "product, %lld of them from the host cache and %lld regenerated by the host\n",
+           (long long)g->resident_blocks, (long long)hm->nblocks,
+           g->regenerated_at_upload ? " (some regenerated once at upload)" : "",
+           (long long)g->streamed_blocks, (long long)CIS_MIN(g->streamed_cached, g->streamed_blocks),
+           (long long)(g->streamed_blocks - CIS_MIN(g->streamed_cached, g->streamed_blocks)));
+  char coded[160] = "plain values (12 bytes an entry)";
+  if (g->coded)
+    snprintf(coded, sizeof coded, "coded values: a dictionary of %d magnitudes codes %.0f%% of "
+             "the sampled entries (%d bytes an entry instead of %d)", hm->dict_size,
+             100.0 * hm->dict_cover, 2 + g->csr_bits / 8, 8 + g->csr_bits / 8);
+  if (g->sell_candidate)
+    printf("gpu layout       SELL-32, a lane per row, where its padding adds at most a quarter "
+           "and the upload has room for it (counted at upload; else the hybrid layout below)\n");
+  printf("gpu layout       hybrid: Reference ELL%s with %d-bit columns; Expansion CSR with %d-bit "
+         "columns, %s\n", g->tiled ? " in tiles of 2048 columns" : "", g->index_bits,
+         g->csr_bits, coded);
+}
+
+static void plan_cost(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[32], b2[32], rate[160] = "";
+  int gpu = pl->device == CIS_PLAN_GPU;
+  if (hm->gen_rate > 0)
+    snprintf(rate, sizeof rate, "the sampled rate, %.3g elements a second on each of %d threads",
+             hm->gen_rate, pl->threads);
+  printf("product          reads %s of matrix %s", cis_format_bytes((double)pl->product_read, b1, sizeof b1),
+         gpu ? "on the GPU" : "from host memory");
+  if (gpu) printf(", sends %s from the host", cis_format_bytes((double)pl->product_sent, b2, sizeof b2));
+  if (pl->product_regen == 0)
+    printf(", regenerates nothing\n");
+  else if (pl->product_regen_seconds > 0)
+    printf(", regenerates about %.3g elements on the host: about %.3g s at %s (an estimate)\n",
+           (double)pl->product_regen, pl->product_regen_seconds, rate);
+  else
+    printf(", regenerates about %.3g elements on the host\n", (double)pl->product_regen);
+  if (pl->space[0] && hm->gen_rate > 0) {
+    double elements = (double)(hm->nnz_ref + hm->nnz_exp);
+    printf("build            generates about %.3g elements: about %.3g s at %s (an estimate)\n",
+           elements, elements / (hm->gen_rate * pl->threads), rate);
+  }
+}
+
+void cis_report_plan(const cis_report *r, const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[32];
+  printf("dry run          the plan of this run: the space is built and rows are sampled, no "
+         "matrix is built, no file written\n");
+  if (pl->space[0])
+    printf("space            %s, %lld determinants\n", pl->space, (long long)hm->n);
+  else
+    printf("space            explicit matrix, n = %lld\n", (long long)hm->n);
+  printf("reference region %lld determinants (%s)", (long long)hm->nref,
+         r->opt->ref_size ? "--ref-size" : "automatic");
+  if (hm->npre < hm->nref)
+    printf("; the preconditioner's dense block is its first %lld", (long long)hm->npre);
+  printf("\n");
+  plan_nonzeros(pl);
+  if (pl->device == CIS_PLAN_GPU)
+    printf("device           GPU %d: %s, %s, compute capability %d.%d (from its properties; a "
+           "run checks it is usable)\n", r->opt->device_index < 0 ? 0 : r->opt->device_index,
+           pl->gpu.name, cis_format_bytes((double)pl->gpu.memory, b1, sizeof b1),
+           pl->gpu.major, pl->gpu.minor);
+  else if (pl->device == CIS_PLAN_NO_GPU)
+    printf("device           --device gpu, but no usable GPU (%s): a run stops with exit code 4; "
+           "the host's part below is what it builds first\n", pl->note);
+  else if (pl->note[0])
+    printf("device           CPU, %d threads (%s)\n", pl->threads, pl->note);
+  else
+    printf("device           CPU, %d threads\n", pl->threads);
+  plan_host(pl);
+  if (pl->device == CIS_PLAN_GPU) plan_gpu_lines(pl);
+  if (!(!pl->space[0] && hm->need > hm->budget)) plan_cost(pl);
+  fflush(stdout);
+}
+

@@ -4,6 +4,7 @@
 #define CIS_REPORT_H
 
 #include "core/options.h"
+#include "core/plan.h"
 #include "hamiltonian/hmat.h"
 #include "io/output.h"
 #include "kernels/backend.h"
@@ -32,5 +33,7 @@ void cis_report_matrix(const cis_report *r);
 int cis_report_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                     const int *conv, int nbasis);
 void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2);
+/* The plan of the run (--dry-run): sizes, memory, placement, the cost of a product. */
+void cis_report_plan(const cis_report *r, const cis_plan *pl);
 
 #endif
