@@ -252,6 +252,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     int64_t ndet = cis_space_ndet(space);
     /* the budget, the room a GPU offers, the census (core/plan.c says why) */
     cis_plan_hmat_opts(&opt, ndet, cis_plan_gpu_expected(&opt), &hopt);
+    hopt.progress = cis_report_progress(&rep);
     /* and where the GPU will keep the whole matrix without a host copy, the blocks go to it as
      * they are generated, so that the upload generates none of them again (the pool declines
      * where it would not serve; spmv/hyb_cuda.h) */
@@ -265,6 +266,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
     cis_plan_hmat_opts(&opt, prob.matrix.n, 0, &hopt);
+    hopt.progress = cis_report_progress(&rep);
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
   }
   rep.t_hmat = cis_wtime() - t0;

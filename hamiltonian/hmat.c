@@ -107,6 +107,7 @@ typedef struct {
   int64_t budget, used, first_refused;
   cis_census *census;  /* NULL, or counts each block as it is generated */
   cis_block_sink *sink; /* NULL, or takes each block and counts it (spmv/hyb.h) */
+  cis_progress *progress; /* NULL, or told the rows done (core/progress.h) */
 } build_state;
 
 /* The build samples CIS_BUILD_SAMPLE rows to choose its block size and default budget before
@@ -246,7 +247,8 @@ static cis_err keep_block(build_state *st, int64_t b, const cis_csr_block *src) 
 
 static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *generated) {
   int fail = 0;
-  int64_t total = 0, nexp = 0;
+  int64_t total = 0, nexp = 0, rows_done = 0, n = st->hy->n;
+  cis_progress_update(st->progress, "Hamiltonian build", 0, n);
 #pragma omp parallel num_threads(nt) reduction(+ : total, nexp)
   {
     cis_rowbuf buf;
@@ -271,6 +273,13 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
       st->nnz[b] = out.nnz;
       nexp += out.nnz;
       ok = ok && keep_block(st, b, &out) == CIS_OK;
+      if (st->progress) { /* counted by every thread, told by one */
+        int64_t done;
+#pragma omp atomic capture
+        done = rows_done += st->hy->blocks[b].nrows;
+        if (omp_get_thread_num() == 0)
+          cis_progress_update(st->progress, "Hamiltonian build", done, n);
+      }
     }
     if (!ok) {
 #pragma omp atomic write
@@ -279,6 +288,7 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
     cis_rowbuf_free(&buf);
     cis_csr_block_free(&out);
   }
+  cis_progress_finish(st->progress);
   CIS_CHECK(!fail, CIS_ERR_NOMEM,
             "out of host memory generating the Hamiltonian (row scratch, Reference entries or "
             "a cached block)");
@@ -380,7 +390,7 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
 
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
-  build_state st = {.g = g, .hy = &h->hyb};
+  build_state st = {.g = g, .hy = &h->hyb, .progress = opts ? opts->progress : NULL};
   int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
   int64_t n = h->n, nexp = 0;
   cis_ell *e = &h->hyb.ell;
@@ -414,6 +424,7 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
   h->hyb.nnz_exp = nexp;
   h->hyb.census = st.census;
   h->hyb.sink = st.sink;
+  h->hyb.progress = st.progress;
   st.census = NULL;
   settle_blocks(h, &st);
   CIS_TRY(ell_shape(e, n, h->nref));
@@ -599,6 +610,7 @@ static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opt
   CIS_TRY(check_csr_budget(&dec));
   CIS_TRY(cis_hyb_from_csr(n, p.rowptr, p.col, p.val, h->nref, dec.block_rows, CIS_ELL_SLICE,
                            &h->hyb));
+  h->hyb.progress = opts ? opts->progress : NULL;
   h->stats.ell_bytes = cis_ell_bytes(&h->hyb.ell);
   h->stats.cached_bytes = cis_hyb_cached_bytes(&h->hyb);
   h->stats.elements_generated = p.nnz;

@@ -35,6 +35,8 @@ typedef struct {
   cis_block_sink *sink; /* CI matrices with a census, optional: each Expansion block is sent
                          there as it is generated (spmv/hyb.h); when the sink takes them,
                          hyb.sink keeps it for the upload */
+  cis_progress *progress; /* optional: told how the pass over the rows advances (CI matrices),
+                         and kept in hyb.progress for the upload's passes */
 } cis_hmat_opts;
 
 typedef struct {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "core/version.h"
@@ -409,3 +410,74 @@ void cis_report_plan(const cis_report *r, const cis_plan *pl) {
   fflush(stdout);
 }
 
+/* ---- progress of long passes ------------------------------------------------------------- */
+
+#define CIS_PROGRESS_TTY_FIRST 1.0  /* seconds into a pass before a terminal's line appears */
+#define CIS_PROGRESS_TTY_EVERY 0.25 /* between its updates */
+#define CIS_PROGRESS_LOG_EVERY 10.0 /* a log's: before its first line, and between lines */
+
+static const char *duration(double s, char *buf, size_t len) {
+  if (s < 10)
+    snprintf(buf, len, "%.1f s", s);
+  else if (s < 120)
+    snprintf(buf, len, "%.0f s", s);
+  else if (s < 7200)
+    snprintf(buf, len, "%.0f min", s / 60);
+  else
+    snprintf(buf, len, "%.1f h", s / 3600);
+  return buf;
+}
+
+static void meter_update(cis_progress *p, const char *what, int64_t done, int64_t total) {
+  cis_report_meter *m = (cis_report_meter *)p;
+  double now = cis_wtime();
+  if (done == 0) { /* a pass starts */
+    m->t0 = now;
+    m->next = now + m->first;
+    m->shown = 0;
+    return;
+  }
+  if (now < m->next || total <= 0) return;
+  m->next = now + m->every;
+  double el = now - m->t0, rate = el > 0 ? (double)done / el : 0.0;
+  char t1[32], t2[32];
+  if (m->tty)
+    printf("\rprogress         %s: %.1f%% (%lld of %lld rows), %.3g rows/s, about %s left\033[K",
+           what, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate,
+           duration(rate > 0 ? (double)(total - done) / rate : 0.0, t1, sizeof t1));
+  else
+    printf("progress         %s: %.1f%% (%lld of %lld rows) in %s, %.3g rows/s, about %s left\n",
+           what, 100.0 * (double)done / (double)total, (long long)done, (long long)total,
+           duration(el, t1, sizeof t1), rate,
+           duration(rate > 0 ? (double)(total - done) / rate : 0.0, t2, sizeof t2));
+  fflush(stdout);
+  m->shown = 1;
+}
+
+/* A terminal's line is cleared: the report's own lines follow. */
+static void meter_finish(cis_progress *p) {
+  cis_report_meter *m = (cis_report_meter *)p;
+  if (m->tty && m->shown) {
+    printf("\r\033[K");
+    fflush(stdout);
+  }
+  m->shown = 0;
+}
+
+cis_progress *cis_report_progress(cis_report *r) {
+  cis_report_meter *m = &r->meter;
+  if (quiet(r)) return NULL;
+  memset(m, 0, sizeof *m);
+  m->base.update = meter_update;
+  m->base.finish = meter_finish;
+  m->tty = isatty(STDOUT_FILENO);
+  m->first = m->tty ? CIS_PROGRESS_TTY_FIRST : CIS_PROGRESS_LOG_EVERY;
+  m->every = m->tty ? CIS_PROGRESS_TTY_EVERY : CIS_PROGRESS_LOG_EVERY;
+  const char *env = getenv("CISOLVE_PROGRESS_INTERVAL");
+  double sec;
+  if (env && *env && cis_parse_double(env, "CISOLVE_PROGRESS_INTERVAL", &sec) == CIS_OK &&
+      sec >= 0)
+    m->first = m->every = sec;
+  cis_error_clear();
+  return &m->base;
+}

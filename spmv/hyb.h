@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/problem.h"
 
 typedef struct {
@@ -73,6 +74,8 @@ typedef struct {
                                      while they were generated (spmv/census.h) */
   cis_block_sink *sink;           /* optional, borrowed: where the build sent every Expansion
                                      block as it generated it (cis_block_sink below) */
+  cis_progress *progress;         /* optional, borrowed: told how long passes over the rows
+                                     (an upload that generates them) advance */
 } cis_hyb;
 
 /* Where a build sends each Expansion block as soon as it has generated it (cis_hmat_opts.sink):

@@ -576,6 +576,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
+  int64_t rows_total = 0, rows_done = 0;
   int64_t longest = CIS_MAX(d->cen->longest, (int64_t)1);
   int64_t(*task)[3] = NULL; /* block, first row, end row */
   int32_t *to = NULL;       /* lane order, one longest row per thread */
@@ -588,8 +589,10 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     if (resident[b]) {
       total += d->cen->bnnz[b];
       biggest = CIS_MAX(biggest, d->cen->bnnz[b]);
+      rows_total += h->blocks[b].nrows;
     }
   if (total == 0) return CIS_OK;
+  cis_progress_update(h->progress, "GPU upload", 0, rows_total);
   CIS_TRY(cis_malloc(&to, (size_t)(nthr * longest), sizeof *to, "upload lane order"));
   CIS_TRY(cis_calloc(&scratch, (size_t)nthr, sizeof *scratch, "upload regenerated rows"));
   /* small matrices get small staging: pinning host memory costs time too */
@@ -603,7 +606,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
   /* the arrays were cleared on the legacy stream, which copy_stream does not wait for */
   CIS_CUDA_TRY(cudaDeviceSynchronize());
   for (int64_t b = 0; b < h->nblocks;) {
-    int64_t sum = 0, first = -1, last = -1;
+    int64_t sum = 0, first = -1, last = -1, group_rows = 0;
     ntask = 0;
     for (; b < h->nblocks; b++) {
       const cis_csr_block *blk = &h->blocks[b];
@@ -612,6 +615,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
       if (first < 0) first = b;
       last = b;
       sum += d->cen->bnnz[b];
+      group_rows += blk->nrows;
       int64_t per = cis_csr_block_cached(blk) ? CIS_ROWS_PER_TASK : CIS_REGEN_ROWS_PER_TASK;
       for (int64_t l = 0; l < blk->nrows; l += per) {
         task[ntask][0] = b;
@@ -671,6 +675,8 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     }
     CIS_CUDA_TRY(cudaEventRecord(copied[slot], cs));
     slot ^= 1;
+    rows_done += group_rows;
+    cis_progress_update(h->progress, "GPU upload", rows_done, rows_total);
   }
   {
     double tw = cis_wtime();
@@ -678,6 +684,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     d->info.csr_wait_seconds += cis_wtime() - tw;
   }
 cleanup:
+  cis_progress_finish(h->progress);
   /* no copy may still read the staging when it is freed (after an error too) */
   if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
   for (int i = 0; i < 2; i++) {
