@@ -83,7 +83,7 @@ static void plan_device(const cis_options *o, cis_plan *pl) {
 static void plan_gpu(const cis_options *o, const cis_hmat_opts *hopt, cis_plan *pl) {
   const cis_hmat_plan *hm = &pl->hm;
   cis_place_input in = {
-      .n = hm->n, .boundary = hm->nref, .ell_nnz = hm->nnz_ref, .ell_slots = hm->ell_slots,
+      .n = hm->n, .boundary = hm->nref, .ell_nnz = hm->nnz_ref, .ell_slots = hm->ell_dev_slots,
       .ell_nslices = hm->ell_nslices, .nnz_exp = hm->nnz_exp, .nblocks = hm->nblocks,
       .block_rows = hm->block_rows, .host_cached = hm->ncached, .dict_size = hm->dict_size,
       .dict_cover = hm->dict_cover, .l2 = pl->gpu.l2, .nthreads = omp_get_max_threads()};
@@ -104,7 +104,8 @@ static void plan_product(cis_plan *pl) {
   double per_row = hm->n ? (double)(hm->nnz_ref + hm->nnz_exp) / (double)hm->n : 0.0;
   if (pl->device == CIS_PLAN_GPU) {
     const cis_place_plan *g = &pl->place;
-    int64_t rows_regen = CIS_MAX((int64_t)0, g->streamed_rows - g->streamed_cached * hm->block_rows);
+    int64_t rows_regen =
+        CIS_MAX((int64_t)0, g->streamed_rows - g->streamed_cached * hm->block_rows);
     pl->product_read = g->ell_bytes + g->resident_bytes;
     pl->product_sent = g->streamed_rows * 8 + g->streamed_nnz * 12;
     pl->product_regen = (int64_t)((double)rows_regen * per_row);

@@ -358,15 +358,11 @@ static void ell_pack(cis_hyb *hy, ref_buf *ref) {
   }
 }
 
-/* The sliced ELL's entries as estimated before the pass: slices are as wide as their longest
- * row, taken as twice the mean. */
-int64_t cis_hmat_ell_slots(int64_t nnz_ref) { return 2 * nnz_ref; }
-
 /* The ELL block's bytes as estimated before the pass, from the sampled Reference entries per
- * row: 12 bytes an entry and 12 bytes a row of slice data. What the default budget leaves for
- * it. */
+ * row (slices are as wide as their longest row: twice the mean, 12 bytes an entry, and 12
+ * bytes a row of slice data): what the default budget leaves for it. */
 static int64_t ell_estimate(int64_t n, double ref_per_row) {
-  return 12 * cis_hmat_ell_slots((int64_t)(ref_per_row * (double)n)) + 12 * n;
+  return (int64_t)(2.0 * ref_per_row * (double)n * 12.0) + 12 * n;
 }
 
 cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
@@ -382,8 +378,8 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
   /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
   d->ell_est = ell_estimate(n, d->ref_row);
   d->budget = resolve_budget(opts ? opts->mem_budget : -1, n, d->ell_est);
-  d->gpu_holds_all = opts && opts->device_bytes > 0 &&
-                     cis_hmat_block_bytes(n, (int64_t)(d->exp_row * (double)n)) <= opts->device_bytes;
+  int64_t exp_bytes = cis_hmat_block_bytes(n, (int64_t)(d->exp_row * (double)n));
+  d->gpu_holds_all = opts && opts->device_bytes > 0 && exp_bytes <= opts->device_bytes;
   if (d->gpu_holds_all) d->budget = 0;
   return CIS_OK;
 }

@@ -103,10 +103,11 @@ typedef struct {
   int gpu_holds_all;       /* budget 0: the GPU offers room for every block (device_bytes) */
   int64_t build_nnz_exp;   /* the Expansion entries the build's own sample predicts (what the
                               GPU's room and the build's pool are measured against) */
-  int64_t ell_bytes;       /* the resident ELL block (as the budget counts it: estimated for a CI
-                              matrix before its pass) */
-  int64_t ell_slots;       /* its entries with padding (estimated for a CI matrix likewise) */
+  int64_t ell_slots;       /* the resident ELL block's entries, padding included (a CI matrix:
+                              estimated from sampled slices), */
+  int64_t ell_dev_slots;   /* the same with a GPU's slice widths (spmv/hyb_place.h), */
   int64_t ell_nslices;     /* its slices */
+  int64_t ell_bytes;       /* and its bytes on the host */
   int64_t table_bytes;     /* the row generator's string link tables (CI) */
   int dict_size;           /* with opts->census: the value dictionary the build would choose, */
   double dict_cover;       /* and the share of its sample it codes (spmv/valdict.h) */

@@ -7,6 +7,7 @@
 #include "core/util.h"
 #include "hamiltonian/hmat_private.h"
 #include "spmv/census.h"
+#include "spmv/hyb_place.h"
 
 /* The Expansion entries of each block, estimated from the sampled rows that fall in it (the
  * sample's mean where none does), and which blocks the build would keep: in row order while
@@ -63,6 +64,40 @@ cleanup:
   return err;
 }
 
+/* The sliced ELL's entries, with the host's and a GPU's slice widths, from CIS_PLAN_SLICES
+ * slices spread evenly over the rows (every slice where there are no more): each is as wide as
+ * its row with the most Reference entries. */
+static cis_err plan_ell(cis_hmat_plan *p, const cis_rowgen *g, int nt) {
+  int64_t n = p->n, ns = p->ell_nslices, m = CIS_MIN(ns, (int64_t)CIS_PLAN_SLICES);
+  int64_t host = 0, dev = 0;
+  int fail = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : host, dev) reduction(| : fail)
+  {
+    cis_rowbuf b;
+    if (cis_rowbuf_init(g, &b) != CIS_OK) {
+      fail = 1;
+    } else {
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t k = 0; k < m; k++) {
+        int64_t r0 = k * ns / m * CIS_ELL_SLICE, r1 = CIS_MIN(n, r0 + CIS_ELL_SLICE), w = 0;
+        for (int64_t r = r0; r < r1; r++) {
+          int64_t len = cis_rowgen_row(g, r, 0, &b), c = 0;
+          for (int64_t t = 0; t < len; t++) c += b.col[t] < p->nref;
+          w = CIS_MAX(w, c);
+        }
+        host += w * (r1 - r0);
+        dev += cis_place_slice_width(w) * (r1 - r0);
+      }
+      cis_rowbuf_free(&b);
+    }
+  }
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for the row scratch of the sampled slices");
+  p->ell_slots = llround((double)host * (double)ns / (double)m);
+  p->ell_dev_slots = llround((double)dev * (double)ns / (double)m);
+  p->ell_bytes = cis_ell_bytes_of(p->ell_slots, ns, n);
+  return CIS_OK;
+}
+
 /* The relative standard error of the sampled total, as for m rows drawn at random from n. */
 static double sample_rel_err(const int32_t *ref_len, const int32_t *exp_len, int64_t m,
                              int64_t n) {
@@ -100,7 +135,6 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
   out->budget = dec.budget;
   out->gpu_holds_all = dec.gpu_holds_all;
   out->build_nnz_exp = (int64_t)(dec.exp_row * (double)n);
-  out->ell_bytes = dec.ell_est;
   int64_t m = out->nsample = CIS_MIN(n, (int64_t)CIS_PLAN_SAMPLE);
   double ref_row, exp_row, busy = 0.0;
   CIS_TRY(cis_malloc(&ref_len, (size_t)m, sizeof *ref_len, "sampled rows"));
@@ -114,8 +148,8 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
   out->gen_rate = busy > 0.0 ? (ref_row + exp_row) * (double)m / busy : 0.0;
   plan_blocks(out, exp_len, m, exp_row);
   out->regen_elements = llround((double)out->regen_rows * (ref_row + exp_row));
-  out->ell_slots = cis_hmat_ell_slots(out->nnz_ref);
   out->ell_nslices = (n + CIS_ELL_SLICE - 1) / CIS_ELL_SLICE;
+  CIS_TRY(plan_ell(out, g, cis_hmat_nthreads(opts ? opts->nthreads : 0)));
   out->table_bytes = links_bytes(&g->la, space->astr.n) + links_bytes(&g->lb, space->bstr.n);
   if (opts && opts->census) CIS_TRY(plan_dictionary(out, g));
 cleanup:
@@ -126,22 +160,22 @@ cleanup:
   return err;
 }
 
-/* The sliced ELL's entries of an explicit matrix, padding included: slices of CIS_ELL_SLICE
- * rows (our order), each as wide as its row with the most Reference entries. */
-static int64_t csr_ell_slots(const cis_csr *m, const int64_t *perm, const int64_t *inv,
-                             int64_t nref) {
-  int64_t slots = 0;
+/* The sliced ELL of an explicit matrix, counted: slices of CIS_ELL_SLICE rows (our order),
+ * each as wide as its row with the most Reference entries. */
+static void csr_ell(cis_hmat_plan *p, const cis_csr *m, const int64_t *perm, const int64_t *inv) {
   for (int64_t r0 = 0; r0 < m->n; r0 += CIS_ELL_SLICE) {
     int64_t width = 0, r1 = CIS_MIN(m->n, r0 + CIS_ELL_SLICE);
     for (int64_t i = r0; i < r1; i++) {
       int64_t len = 0;
       for (int64_t q = m->rowptr[perm[i]]; q < m->rowptr[perm[i] + 1]; q++)
-        len += m->col[q] >= 0 && m->col[q] < m->n && inv[m->col[q]] < nref;
+        len += m->col[q] >= 0 && m->col[q] < m->n && inv[m->col[q]] < p->nref;
       width = CIS_MAX(width, len);
     }
-    slots += width * (r1 - r0);
+    p->ell_slots += width * (r1 - r0);
+    p->ell_dev_slots += cis_place_slice_width(width) * (r1 - r0);
   }
-  return slots;
+  p->ell_nslices = (m->n + CIS_ELL_SLICE - 1) / CIS_ELL_SLICE;
+  p->ell_bytes = cis_ell_bytes_of(p->ell_slots, p->ell_nslices, m->n);
 }
 
 cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_plan *out) {
@@ -167,9 +201,7 @@ cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_
   out->nblocks = (n + dec.block_rows - 1) / dec.block_rows;
   out->budget = dec.budget;
   out->need = dec.need;
-  out->ell_bytes = dec.ell_est;
-  out->ell_slots = csr_ell_slots(m, perm, inv, dec.nref);
-  out->ell_nslices = (n + CIS_ELL_SLICE - 1) / CIS_ELL_SLICE;
+  csr_ell(out, m, perm, inv);
   out->exp_bytes = dec.need;
   if (dec.need <= dec.budget) {
     out->ncached = out->nblocks;

@@ -12,6 +12,7 @@
 #define CIS_ELL_SLICE 32       /* rows per ELL slice */
 #define CIS_BUILD_SAMPLE 512  /* rows a CI build samples to choose its blocks and budget */
 #define CIS_PLAN_SAMPLE 16384 /* rows a plan samples to estimate the nonzeros */
+#define CIS_PLAN_SLICES 1024   /* ELL slices a plan samples to estimate their padding */
 
 /* The OpenMP threads of `n` asked (0: the default). */
 int cis_hmat_nthreads(int n);
@@ -20,9 +21,6 @@ int64_t cis_hmat_block_bytes(int64_t nrows, int64_t nnz);
 
 /* The Expansion blocks of rows [0, n), block_rows each (row ranges set, none cached). */
 cis_err cis_hmat_alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows);
-/* The sliced ELL's entries, padding included, as a CI build estimates them before its pass
- * from nnz_ref Reference entries. */
-int64_t cis_hmat_ell_slots(int64_t nnz_ref);
 
 /* Reference and Expansion entries per row from m rows spread evenly over the space (row
  * s n / m), on nt threads; optionally each sampled row's Reference and Expansion entries

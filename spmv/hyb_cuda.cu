@@ -137,7 +137,7 @@ static cis_err device_slice_ptr(const cis_ell *e, int64_t **out) {
   p[0] = 0;
   for (int64_t s = 0; s < e->nslices; s++) {
     int64_t rows = CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice);
-    p[s + 1] = p[s] + rows * even(e->slice_width[s]);
+    p[s + 1] = p[s] + rows * cis_place_slice_width(e->slice_width[s]);
   }
   *out = p;
   return CIS_OK;
@@ -146,7 +146,8 @@ static cis_err device_slice_ptr(const cis_ell *e, int64_t **out) {
 static int64_t ell_entries(const cis_ell *e) {
   int64_t m = 0;
   for (int64_t s = 0; s < e->nslices; s++)
-    m += CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice) * even(e->slice_width[s]);
+    m += CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice) *
+         cis_place_slice_width(e->slice_width[s]);
   return m;
 }
 
@@ -265,7 +266,7 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
                      int paper, int lanes, int32_t *to, double *val, void *col, int32_t *col32) {
   int64_t base = dptr[s0];
   for (int64_t s = s0; s < s1; s++) {
-    int64_t w = e->slice_width[s], dw = even(w);
+    int64_t w = e->slice_width[s], dw = cis_place_slice_width(w);
     int64_t rows = CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice);
     for (int64_t l = 0; l < rows; l++) {
       const int32_t *sc = e->col + e->slice_ptr[s] + l * w;
@@ -331,7 +332,8 @@ static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int bits, int flags
   int64_t m = 0;
   CIS_TRY(device_slice_ptr(e, &dptr));
   CIS_TRY(cis_malloc(&dwidth, (size_t)e->nslices, sizeof *dwidth, "device ELL slice widths"));
-  for (int64_t s = 0; s < e->nslices; s++) dwidth[s] = (int32_t)even(e->slice_width[s]);
+  for (int64_t s = 0; s < e->nslices; s++)
+    dwidth[s] = (int32_t)cis_place_slice_width(e->slice_width[s]);
   m = dptr[e->nslices] + 2;
   CIS_TRY(dev_alloc(&d->slice_ptr, (size_t)(e->nslices + 1) * 8, "ELL slice offsets"));
   CIS_TRY(dev_alloc(&d->slice_width, (size_t)e->nslices * 4, "ELL slice widths"));

@@ -35,7 +35,9 @@ int cis_place_index_bits(int tiled, int64_t boundary, int flags) {
 
 /* 16-bit resident Expansion columns when every column fits: 10 bytes a plain entry instead of
  * 12, 4 a coded one instead of 6 (spmv/hyb_cuda.cu says why not offset from the boundary). */
-int cis_place_csr_bits(int index_bits, int64_t n) { return index_bits == 16 && n <= 65536 ? 16 : 32; }
+int cis_place_csr_bits(int index_bits, int64_t n) {
+  return index_bits == 16 && n <= 65536 ? 16 : 32;
+}
 
 int64_t cis_place_sliced_bytes(int64_t slots, int64_t nslices, int64_t n, int bits, int paper) {
   int64_t m = slots + 2;
@@ -45,8 +47,8 @@ int64_t cis_place_sliced_bytes(int64_t slots, int64_t nslices, int64_t n, int bi
 
 /* 10 bytes an entry, the offsets, the group starts. */
 int64_t cis_place_tiled_bytes(int64_t n, int64_t boundary, int64_t ell_nnz) {
-  return ell_nnz * 10 + cis_place_group_count(n) * (cis_place_tile_count(boundary) * CIS_TILE_ROWS + 1) * 4 +
-         (cis_place_group_count(n) + 1) * 8;
+  int64_t groups = cis_place_group_count(n), tiles = cis_place_tile_count(boundary);
+  return ell_nnz * 10 + groups * (tiles * CIS_TILE_ROWS + 1) * 4 + (groups + 1) * 8;
 }
 
 int64_t cis_place_min_bytes(int64_t n, int64_t ell_bytes, int csr_bits) {
@@ -57,7 +59,8 @@ int64_t cis_place_min_bytes(int64_t n, int64_t ell_bytes, int csr_bits) {
 int64_t cis_place_stream_reserve(int64_t nnz_exp, int64_t nblocks, int64_t block_rows,
                                  int nscratch) {
   if (nblocks == 0) return 0;
-  int64_t per = (int64_t)(1.25 * (double)nnz_exp / (double)nblocks) * 12 + (block_rows + 1) * 8 + 64;
+  int64_t per =
+      (int64_t)(1.25 * (double)nnz_exp / (double)nblocks) * 12 + (block_rows + 1) * 8 + 64;
   return CIS_NSLOTS * CIS_MIN((int64_t)nscratch, nblocks) * per;
 }
 

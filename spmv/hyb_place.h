@@ -64,6 +64,9 @@ enum {
 #define CIS_TILE_AUTO_ROWS 262144
 #define CIS_SELL_AUTO_ROWS 262144
 
+/* A slice's width on the device: the host's rounded up to even, so that every row starts on a
+ * 16-byte boundary (values are read in pairs). */
+static inline int64_t cis_place_slice_width(int64_t w) { return w + (w & 1); }
 /* Tiles of a Reference region of `boundary` columns; groups of a matrix of n rows. */
 int64_t cis_place_tile_count(int64_t boundary);
 int64_t cis_place_group_count(int64_t n);
