@@ -94,7 +94,9 @@ static void plan_gpu(const cis_options *o, const cis_hmat_opts *hopt, cis_plan *
   }
   cis_place_plan_make(&in, &pl->place);
   pl->gpu_vectors = cis_plan_device_vectors(o);
-  pl->gpu_bytes = pl->place.min_bytes + pl->place.resident_bytes + pl->place.stream_reserve +
+  /* the streaming buffers are kept back from the budget, and take memory once a block streams */
+  pl->gpu_bytes = pl->place.min_bytes + pl->place.resident_bytes +
+                  (pl->place.streamed_blocks ? pl->place.stream_reserve : 0) +
                   pl->gpu_vectors * hm->n * 8;
 }
 

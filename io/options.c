@@ -94,6 +94,8 @@ void cis_options_print_help(void) {
     printf("  %-26s %s\n", lhs, k_opts[i].help);
   }
   printf(
+      "\nLong builds and uploads print progress lines (rows done, rate, time left): updated in\n"
+      "place on a terminal, every 10 s in a log; none with --quiet (docs/usage.md).\n"
       "\nexit codes: 0 converged; 1 bad usage or input; 2 not converged (results written and\n"
       "flagged); 3 stopped by a signal or walltime after a checkpoint; 4 resources (no usable\n"
       "GPU when one was demanded, memory budget too small). See docs/exit-codes.md.\n");

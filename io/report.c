@@ -282,6 +282,9 @@ static void plan_host(const cis_plan *pl) {
   if (!pl->space[0] && hm->need > hm->budget)
     printf("too small for the Expansion blocks' %s: a run stops with exit code 4\n",
            cis_format_bytes((double)hm->need, b2, sizeof b2));
+  else if (hm->ncached == 0 && hm->gpu_holds_all)
+    printf("none of the %lld Expansion blocks of %lld rows cached: the GPU holds them\n",
+           (long long)hm->nblocks, (long long)hm->block_rows);
   else if (hm->ncached == hm->nblocks)
     printf("every Expansion block cached, %lld blocks of %lld rows, %s\n", (long long)hm->nblocks,
            (long long)hm->block_rows, cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2));
@@ -312,7 +315,7 @@ static void plan_gpu_lines(const cis_plan *pl, int r_gpu_mem) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
   printf("gpu memory       about %s of %s: the matrix is offered %s (%s; %s kept for %lld "
          "solver vectors); ELL block %s, resident Expansion %s, workspace and row pointers %s, "
-         "streaming buffers %s\n",
+         "streaming buffers %s%s\n",
          cis_format_bytes((double)pl->gpu_bytes, b1, sizeof b1),
          cis_format_bytes((double)pl->gpu.memory, b2, sizeof b2),
          cis_format_bytes((double)pl->gpu_offer, b3, sizeof b3),
@@ -321,7 +324,8 @@ static void plan_gpu_lines(const cis_plan *pl, int r_gpu_mem) {
          (long long)pl->gpu_vectors, cis_format_bytes((double)g->ell_bytes, b5, sizeof b5),
          cis_format_bytes((double)g->resident_bytes, b6, sizeof b6),
          cis_format_bytes((double)(g->min_bytes - g->ell_bytes), b7, sizeof b7),
-         cis_format_bytes((double)g->stream_reserve, b8, sizeof b8));
+         cis_format_bytes((double)g->stream_reserve, b8, sizeof b8),
+         g->streamed_blocks ? "" : " kept back (nothing streams)");
   if (g->min_bytes > pl->gpu_offer) {
     printf("gpu placement    the ELL block and the workspace need %s, more than the %s offered: "
            "a run stops with exit code 4 (--gpu-mem, or a smaller --ref-size)\n",
