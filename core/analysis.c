@@ -9,6 +9,21 @@
 #include "core/util.h"
 #include "hamiltonian/rdm.h"
 
+/* The default check: every symmetry block's next state near the roots is searched; a missed
+ * state is included. */
+cis_err cis_analysis_check_blocks(const cis_options *o, cis_backend *be, const cis_hmat *h,
+                                  const cis_refstates *st, const cis_eig_opts *eo,
+                                  cis_eig_result *res, cis_analysis *an) {
+  if (!res->all_converged) {
+    if (!o->quiet) printf("lowest states    not checked: not every root converged\n");
+    return CIS_OK;
+  }
+  CIS_CALL(cis_check_blocks(be, h->hdiag, h->npre, h->hpp, st, eo, CIS_DEGEN_TOL, res,
+                            &an->blocks));
+  an->check_blocks = 1;
+  return CIS_OK;
+}
+
 /* --check-roots: search outside the converged roots; a missed state is included. */
 cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, const cis_hmat *h,
                                  const cis_eig_opts *eo, cis_eig_result *res, cis_analysis *an) {

@@ -18,7 +18,13 @@ typedef struct {
 
 void cis_analysis_buf_free(cis_analysis_buf *b);
 
-/* --check-roots: search outside the converged roots; a missed state is included in res. */
+/* --check-roots blocks (the default): the search of every symmetry block (cis_check_blocks)
+ * over the Reference states st; a missed state is included in res. */
+cis_err cis_analysis_check_blocks(const cis_options *o, cis_backend *be, const cis_hmat *h,
+                                  const cis_refstates *st, const cis_eig_opts *eo,
+                                  cis_eig_result *res, cis_analysis *an);
+/* --check-roots full, after the blocks: search outside the converged roots from random vectors;
+ * a missed state is included in res. */
 cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, const cis_hmat *h,
                                  const cis_eig_opts *eo, cis_eig_result *res, cis_analysis *an);
 

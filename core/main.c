@@ -187,6 +187,20 @@ static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
   return cis_davidson_solve(be, h->hdiag, h->npre, h->hpp, eo, res);
 }
 
+/* Solve (or take a converged checkpoint's roots), then make sure no lower state was missed. */
+static cis_err solve_checked(const cis_options *o, cis_backend *be, const cis_hmat *h,
+                             const cis_refstates *st, const cis_eig_opts *eo,
+                             const cis_ckpt *ck, cis_eig_result *res, cis_analysis *an) {
+  if (o->restart_set && ck->converged)
+    CIS_CALL(result_from_checkpoint(ck, res));
+  else
+    CIS_CALL(solve(o, be, h, eo, res));
+  if (o->check_roots != CIS_CHECK_NONE)
+    CIS_CALL(cis_analysis_check_blocks(o, be, h, st, eo, res, an));
+  if (o->check_roots == CIS_CHECK_FULL) CIS_CALL(cis_analysis_check_roots(o, be, h, eo, res, an));
+  return CIS_OK;
+}
+
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
   cis_options opt;
@@ -201,6 +215,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   double *s2 = NULL;
   cis_analysis an;
   cis_analysis_buf abuf;
+  cis_refstates rst;
+  memset(&rst, 0, sizeof rst);
   memset(&an, 0, sizeof an);
   memset(&abuf, 0, sizeof abuf);
   memset(&ck, 0, sizeof ck);
@@ -291,8 +307,13 @@ static cis_err run(int argc, char **argv, int *exit_code) {
                        opt.spin_shift, &fp);
   if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
 
+  /* the Reference block's states within symmetry blocks: the guess, and the check */
+  cis_refsym rsym = {h->ref_label, h->ref_partner, h->ref_bound};
+  CIS_TRY(cis_refstates_make(h->npre, h->hpp, &rsym, &rst));
+
   cis_eig_opts eo;
   cis_eig_opts_default(&eo, opt.nroots);
+  eo.states = &rst;
   eo.tol_energy = opt.tol_energy;
   eo.tol_residual = opt.tol_residual;
   eo.max_iter = opt.max_iter;
@@ -302,6 +323,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   eo.on_iter = cis_runctl_iter;
   eo.on_save = cis_runctl_save;
   eo.on_iter_ctx = &rc;
+  eo.poll = cis_runctl_poll;
   eo.save_final = 1;
   if (opt.restart_set) {
     eo.guess_X = ck.X;
@@ -309,26 +331,21 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     eo.guess_evals = ck.evals;
     eo.iter_start = ck.iteration;
   }
-  if (opt.restart_set && ck.converged) {
-    CIS_TRY(result_from_checkpoint(&ck, &res));
-  } else {
-    t0 = cis_wtime();
-    err = solve(&opt, be, h, &eo, &res);
-    if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
-      printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
-      printf("checkpoint       %s\n", opt.checkpoint);
-      printf("to resume        cisolve --restart ... (same input and options)\n");
-      fflush(stdout);
-      cis_error_clear();
-      *exit_code = CIS_EXIT_INTERRUPTED;
-      err = CIS_OK;
-      goto cleanup;
-    }
-    CIS_TRY(err);
-    if (opt.check_roots) CIS_TRY(cis_analysis_check_roots(&opt, be, h, &eo, &res, &an));
-    rep.t_solve = cis_wtime() - t0;
-    res.matvecs += rc.matvecs_before;
+  t0 = cis_wtime();
+  err = solve_checked(&opt, be, h, &rst, &eo, &ck, &res, &an);
+  if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
+    printf("\nstopped          %s, at iteration %d\n", rc.why, res.iterations);
+    printf("checkpoint       %s\n", opt.checkpoint);
+    printf("to resume        cisolve --restart ... (same input and options)\n");
+    fflush(stdout);
+    cis_error_clear();
+    *exit_code = CIS_EXIT_INTERRUPTED;
+    err = CIS_OK;
+    goto cleanup;
   }
+  CIS_TRY(err);
+  rep.t_solve = cis_wtime() - t0;
+  if (!(opt.restart_set && ck.converged)) res.matvecs += rc.matvecs_before;
 
   t0 = cis_wtime();
   if (space) {
@@ -355,6 +372,7 @@ cleanup:
   cis_ckpt_free(&ck);
   cis_free(&s2);
   cis_analysis_buf_free(&abuf);
+  cis_refstates_free(&rst);
   cis_eig_result_free(&res);
   cis_backend_cuda_pool_destroy(&pool);
   cis_backend_destroy(&be);

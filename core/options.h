@@ -11,6 +11,9 @@
 
 typedef enum { CIS_DEVICE_AUTO = 0, CIS_DEVICE_CPU, CIS_DEVICE_GPU } cis_device_kind;
 typedef enum { CIS_SOLVER_DAVIDSON = 0, CIS_SOLVER_LANCZOS } cis_solver_kind;
+/* After convergence: no check, the search of every symmetry block (default), or that and the
+ * search from random vectors (docs/solvers.md). */
+typedef enum { CIS_CHECK_NONE = 0, CIS_CHECK_BLOCKS, CIS_CHECK_FULL } cis_check_mode;
 
 typedef struct {
   char input[4096];
@@ -31,7 +34,7 @@ typedef struct {
   int spin_set;             /* --spin S given */
   int spin2;                /* 2S */
   double spin_shift;        /* --spin-shift, Eh (default 0.5) */
-  int check_roots;          /* --check-roots: search for missed lower states after convergence */
+  cis_check_mode check_roots; /* --check-roots[=MODE]: how to make sure no lower state was missed */
   int rdm1;                 /* --rdm1: one-particle density matrices and natural occupations */
 
   int space_set;            /* --space given (else the file's, else fci) */

@@ -79,6 +79,14 @@ int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const doubl
   return act;
 }
 
+int cis_runctl_poll(void *ctx) {
+  cis_runctl *rc = (cis_runctl *)ctx;
+  if (!rc->stopping &&
+      cis_stop_requested(1.5 * rc->iter_secs + 1.0, rc->why, sizeof rc->why))
+    rc->stopping = 1;
+  return rc->stopping;
+}
+
 cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                         const int *conv, const double *X, const double *HX) {
   cis_runctl *rc = (cis_runctl *)ctx;

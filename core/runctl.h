@@ -33,6 +33,9 @@ cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt,
 void cis_runctl_free(cis_runctl *rc);
 int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                     const int *conv, int nbasis);
+/* Between iterations the caller does not see (the searches of the root check): whether to stop
+ * now, on a signal or before the walltime (the last checkpoint stands). */
+int cis_runctl_poll(void *ctx);
 cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                         const int *conv, const double *X, const double *HX);
 

@@ -2,6 +2,7 @@
  * row generator, or from an explicit matrix. Budget and block rules: docs/format.md. */
 #include "hamiltonian/hmat.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #define CIS_BLOCK_TARGET_NNZ ((int64_t)1 << 20)
 #define CIS_DAVIDSON_VECTORS 60 /* one root, a 24-vector subspace, as the backends assume */
 #define CIS_REF_AUTO_MAX 500
+/* Connected components of an explicit matrix given a row of their own in the Reference region. */
+#define CIS_HMAT_REF_COMPONENTS 64
 
 /* The public struct first, so that a cis_hmat * is also a hmat_impl *. */
 typedef struct {
@@ -79,6 +82,9 @@ void cis_hmat_destroy(cis_hmat **hp) {
   cis_free(&im->pub.hdiag);
   cis_free(&im->pub.hpp);
   cis_free(&im->pub.perm);
+  cis_free(&im->pub.ref_label);
+  cis_free(&im->pub.ref_partner);
+  cis_free(&im->pub.ref_bound);
   if (im->rg) cis_rowgen_free(im->rg);
   cis_free(&im->rg);
   cis_free(&im);
@@ -86,6 +92,19 @@ void cis_hmat_destroy(cis_hmat **hp) {
 }
 
 /* ---- CI matrices --------------------------------------------------------------------------- */
+
+/* The space's symmetry of the Reference region, on the preconditioner's block. */
+static cis_err ref_symmetry_ci(cis_hmat *h, const cis_space *space) {
+  int64_t m = h->npre;
+  const uint64_t *lab = cis_space_ref_labels(space);
+  const int64_t *par = cis_space_ref_partners(space);
+  CIS_CALL(cis_malloc(&h->ref_label, (size_t)m, sizeof *h->ref_label, "Reference labels"));
+  memcpy(h->ref_label, lab, (size_t)m * sizeof *lab);
+  if (!par) return CIS_OK;
+  CIS_CALL(cis_malloc(&h->ref_partner, (size_t)m, sizeof *h->ref_partner, "Reference partners"));
+  for (int64_t i = 0; i < m; i++) h->ref_partner[i] = par[i] < m ? par[i] : -1;
+  return CIS_OK;
+}
 
 /* One generation pass builds everything: each Expansion block is generated once into a
  * thread's growable CSR scratch and its rows' Reference entries into a per-block buffer; the
@@ -471,6 +490,7 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
     h->hyb.regen_apply = cis_rowgen_apply;
   }
   CIS_TRY(make_hpp(h));
+  CIS_TRY(ref_symmetry_ci(h, space));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
   memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);
   for (int64_t i = 0; i < h->n; i++) h->hdiag[i] += cis_rowgen_penalty_diag(im->rg, i);
@@ -497,10 +517,59 @@ static int cmp_diag(const void *a, const void *b) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
-cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag) {
+static int64_t comp_find(int64_t *up, int64_t x) {
+  while (up[x] != x) {
+    up[x] = up[up[x]];
+    x = up[x];
+  }
+  return x;
+}
+
+/* The connected component of every row of m (its smallest row), by its nonzero entries. */
+static void components(const cis_csr *m, int64_t *up) {
+  for (int64_t i = 0; i < m->n; i++) up[i] = i;
+  for (int64_t i = 0; i < m->n; i++)
+    for (int64_t q = m->rowptr[i]; q < m->rowptr[i + 1]; q++) {
+      int64_t a = comp_find(up, i), b = m->col[q];
+      if (m->val[q] == 0.0 || b < 0 || b >= m->n) continue;
+      b = comp_find(up, b);
+      if (a != b) up[CIS_MAX(a, b)] = CIS_MIN(a, b);
+    }
+  for (int64_t i = 0; i < m->n; i++) up[i] = comp_find(up, i);
+}
+
+/* Sorted by diagonal (d), the lowest row of the first CIS_HMAT_REF_COMPONENTS components moved
+ * to the front, in place; comp: each row's component. */
+static cis_err components_first(diag_item *d, int64_t n, const int64_t *comp) {
+  cis_err err = CIS_OK;
+  unsigned char *seen = NULL, *front = NULL;
+  diag_item *t = NULL;
+  int64_t nf = 0;
+  CIS_TRY(cis_calloc(&seen, (size_t)n, 1, "components seen"));
+  CIS_TRY(cis_calloc(&front, (size_t)n, 1, "component leaders"));
+  CIS_TRY(cis_malloc(&t, (size_t)n, sizeof *t, "diagonal order"));
+  for (int64_t k = 0; k < n && nf < CIS_HMAT_REF_COMPONENTS; k++)
+    if (!seen[comp[d[k].i]]) {
+      seen[comp[d[k].i]] = 1;
+      front[k] = 1;
+      t[nf++] = d[k];
+    }
+  for (int64_t k = 0; k < n; k++)
+    if (!front[k]) t[nf++] = d[k];
+  memcpy(d, t, (size_t)n * sizeof *d);
+cleanup:
+  cis_free(&seen);
+  cis_free(&front);
+  cis_free(&t);
+  return err;
+}
+
+cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag,
+                           int64_t *comp) {
+  cis_err err = CIS_OK;
   int64_t n = m->n;
   diag_item *d = NULL;
-  CIS_CALL(cis_malloc(&d, (size_t)n, sizeof *d, "diagonal order"));
+  CIS_TRY(cis_malloc(&d, (size_t)n, sizeof *d, "diagonal order"));
   for (int64_t i = 0; i < n; i++) {
     d[i].d = 0.0;
     d[i].i = i;
@@ -508,13 +577,18 @@ cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double
       if (m->col[q] == i) d[i].d = m->val[q];
   }
   qsort(d, (size_t)n, sizeof *d, cmp_diag);
+  components(m, inv); /* inv holds each row's component until it is the inverse */
+  CIS_TRY(components_first(d, n, inv));
+  if (comp)
+    for (int64_t i = 0; i < n; i++) comp[i] = inv[d[i].i];
   for (int64_t i = 0; i < n; i++) {
     perm[i] = d[i].i;
     inv[d[i].i] = i;
     diag[i] = d[i].d;
   }
+cleanup:
   cis_free(&d);
-  return CIS_OK;
+  return err;
 }
 
 /* The permuted matrix into p (perm, inv from cis_hmat_csr_order). */
@@ -589,15 +663,41 @@ static cis_err check_csr_budget(const cis_hmat_csr_decision *d) {
   return CIS_OK;
 }
 
+/* Components as labels of the preconditioner's block, and their Gershgorin bounds (p: our
+ * order; comp: each row's component). */
+static cis_err ref_symmetry_csr(cis_hmat *h, const cis_csr *p, const int64_t *comp) {
+  cis_err err = CIS_OK;
+  int64_t n = p->n, m = h->npre;
+  double *low = NULL;
+  CIS_TRY(cis_malloc(&low, (size_t)n, sizeof *low, "component bounds"));
+  for (int64_t i = 0; i < n; i++) low[i] = HUGE_VAL;
+  for (int64_t i = 0; i < n; i++) {
+    double g = h->hdiag[i];
+    for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++)
+      if (p->col[q] != i) g -= fabs(p->val[q]);
+    low[comp[i]] = CIS_MIN(low[comp[i]], g);
+  }
+  CIS_TRY(cis_malloc(&h->ref_label, (size_t)m, sizeof *h->ref_label, "Reference labels"));
+  CIS_TRY(cis_malloc(&h->ref_bound, (size_t)m, sizeof *h->ref_bound, "Reference bounds"));
+  for (int64_t i = 0; i < m; i++) {
+    h->ref_label[i] = (uint64_t)comp[i];
+    h->ref_bound[i] = low[comp[i]];
+  }
+cleanup:
+  cis_free(&low);
+  return err;
+}
+
 static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
   cis_csr p = {0};
-  int64_t n = m->n, *inv = NULL;
+  int64_t n = m->n, *inv = NULL, *comp = NULL;
   cis_hmat_csr_decision dec;
   CIS_TRY(cis_malloc(&h->perm, (size_t)n, sizeof(int64_t), "permutation"));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)n, sizeof(double), "diagonal"));
   CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));
-  CIS_TRY(cis_hmat_csr_order(m, h->perm, inv, h->hdiag));
+  CIS_TRY(cis_malloc(&comp, (size_t)n, sizeof *comp, "components"));
+  CIS_TRY(cis_hmat_csr_order(m, h->perm, inv, h->hdiag, comp));
   CIS_TRY(permute_csr(m, h->perm, inv, &p));
   CIS_TRY(cis_csr_sort_rows(&p)); /* permuted rows are no longer sorted by column */
   cis_hmat_csr_decide(m, h->perm, inv, opts, &dec);
@@ -611,8 +711,10 @@ static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opt
   h->stats.cached_bytes = cis_hyb_cached_bytes(&h->hyb);
   h->stats.elements_generated = p.nnz;
   CIS_TRY(make_hpp(h));
+  CIS_TRY(ref_symmetry_csr(h, &p, comp));
 cleanup:
   cis_free(&inv);
+  cis_free(&comp);
   cis_csr_free(&p);
   return err;
 }

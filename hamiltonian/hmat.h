@@ -5,8 +5,10 @@
  * tables. Reference columns go to the resident ELL block; Expansion rows to CSR blocks, kept
  * while `mem_budget` allows and regenerated on the fly (hyb.regen) otherwise.
  *
- * cis_hmat_build_csr: an explicit symmetric matrix. It is permuted so that its lowest
- * diagonal elements come first (the Reference region); `perm` maps back.
+ * cis_hmat_build_csr: an explicit symmetric matrix. It is permuted so that the lowest diagonal
+ * element of each connected component comes first (the components with the lowest ones, at most
+ * CIS_HMAT_REF_COMPONENTS of them), then the rest by ascending diagonal: the Reference region
+ * is its first rows; `perm` maps back.
  *
  * Ownership: *out is allocated here; cis_hmat_destroy(&h) frees it and sets h = NULL.
  */
@@ -64,6 +66,15 @@ typedef struct cis_hmat {
   double *hdiag;       /* n, host */
   double *hpp;         /* npre x npre, the leading Reference block, host, column-major */
   int64_t *perm;       /* explicit matrices: our row i is input row perm[i]; NULL for CI */
+  /* The symmetry of H on the preconditioner's block (solver/refblock.h cis_refsym): npre
+   * labels (H couples only equal ones: the symmetry labels of hamiltonian/symmetry.h for CI,
+   * the connected components of an explicit matrix) and, for CI with Ms = 0, npre exchange
+   * partners (-1 outside the block), else NULL. */
+  uint64_t *ref_label;
+  int64_t *ref_partner;
+  /* Explicit matrices: for each of the npre, the Gershgorin lower bound of its component's
+   * spectrum (min of H_ii - sum_j |H_ij| over the component's rows); NULL for CI. */
+  double *ref_bound;
   const cis_space *space; /* CI problems; NULL for explicit matrices */
   cis_hmat_stats stats;
 } cis_hmat;

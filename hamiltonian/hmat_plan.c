@@ -190,7 +190,7 @@ cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_
   CIS_TRY(cis_malloc(&perm, (size_t)n, sizeof *perm, "permutation"));
   CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));
   CIS_TRY(cis_malloc(&diag, (size_t)n, sizeof *diag, "diagonal"));
-  CIS_TRY(cis_hmat_csr_order(m, perm, inv, diag));
+  CIS_TRY(cis_hmat_csr_order(m, perm, inv, diag, NULL));
   cis_hmat_csr_decide(m, perm, inv, opts, &dec);
   out->nref = dec.nref;
   out->npre = CIS_MIN(out->nref, (int64_t)CIS_HMAT_PRECOND_MAX);

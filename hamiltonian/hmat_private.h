@@ -41,9 +41,12 @@ typedef struct {
 cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
                            cis_hmat_ci_decision *d);
 
-/* Our order of an explicit matrix: perm[new] = old by ascending diagonal (ties by index),
- * inv[old] = new, diag[new] its diagonal. */
-cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag);
+/* Our order of an explicit matrix (cis_hmat_build_csr's rule: ascending diagonal, ties by
+ * index, the lowest row of each of the first connected components first): perm[new] = old,
+ * inv[old] = new, diag[new] its diagonal, and optionally comp[new] the row's component (its
+ * smallest row, input numbering). */
+cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag,
+                           int64_t *comp);
 /* What an explicit build decides: the Reference region, its Expansion entries, the block size,
  * the ELL block's bytes as the default budget counts them, the budget, and the bytes the
  * Expansion blocks need (always all cached: the build fails with CIS_ERR_NOMEM when

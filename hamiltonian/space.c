@@ -245,78 +245,6 @@ static cis_err diag_alpha_major(const cis_space *s, const cis_integrals *ints, d
   return CIS_OK;
 }
 
-typedef struct {
-  double e;
-  int64_t pos;
-} epos;
-static int epos_less(epos a, epos b) { return a.e < b.e || (a.e == b.e && a.pos < b.pos); }
-static int cmp_epos(const void *a, const void *b) {
-  epos x = *(const epos *)a, y = *(const epos *)b;
-  return epos_less(x, y) ? -1 : epos_less(y, x) ? 1 : 0;
-}
-
-static void heap_sift_down(epos *h, int64_t n, int64_t i) {
-  for (;;) {
-    int64_t l = 2 * i + 1, r = l + 1, big = i;
-    if (l < n && epos_less(h[big], h[l])) big = l;
-    if (r < n && epos_less(h[big], h[r])) big = r;
-    if (big == i) return;
-    epos t = h[i];
-    h[i] = h[big];
-    h[big] = t;
-    i = big;
-  }
-}
-
-/* The m lowest diagonal energies among positions not yet taken, ascending, into order[]
- * (max-heap of size m: O(n log m), the Reference region is small). */
-static cis_err pick_lowest(const double *hd, int64_t n, const unsigned char *taken, int64_t m,
-                           int64_t *order) {
-  epos *h = NULL;
-  if (m <= 0) return CIS_OK;
-  CIS_CALL(cis_malloc(&h, (size_t)m, sizeof(epos), "reference selection heap"));
-  int64_t len = 0;
-  for (int64_t k = 0; k < n; k++) {
-    if (taken[k]) continue;
-    epos x = {hd[k], k};
-    if (len < m) {
-      h[len++] = x;
-      if (len == m)
-        for (int64_t i = m / 2 - 1; i >= 0; i--) heap_sift_down(h, m, i);
-    } else if (epos_less(x, h[0])) {
-      h[0] = x;
-      heap_sift_down(h, m, 0);
-    }
-  }
-  qsort(h, (size_t)len, sizeof(epos), cmp_epos);
-  for (int64_t i = 0; i < len; i++) order[i] = h[i].pos;
-  cis_free(&h);
-  return CIS_OK;
-}
-
-/* Our order: references, the lowest remaining diagonals up to nref, then alpha-major. */
-static cis_err make_order(cis_space *s, const double *hd, const int64_t *refpos, int64_t nr,
-                          int64_t *order) {
-  cis_err err = CIS_OK;
-  unsigned char *taken = NULL;
-  int64_t n = s->ndet, m = 0;
-  CIS_TRY(cis_calloc(&taken, (size_t)n, 1, "determinant marks"));
-  for (int64_t r = 0; r < nr; r++) {
-    if (refpos[r] < 0 || taken[refpos[r]]) continue; /* absent or repeated reference */
-    taken[refpos[r]] = 1;
-    order[m++] = refpos[r];
-  }
-  if (s->nref < m) s->nref = m;
-  CIS_TRY(pick_lowest(hd, n, taken, s->nref - m, order + m));
-  for (int64_t i = m; i < s->nref; i++) taken[order[i]] = 1;
-  m = s->nref;
-  for (int64_t k = 0; k < n; k++)
-    if (!taken[k]) order[m++] = k;
-cleanup:
-  cis_free(&taken);
-  return err;
-}
-
 static cis_err check_electrons(const cis_integrals *ints) {
   CIS_CHECK(ints->norb >= 1 && ints->norb <= CIS_MAX_NORB, CIS_ERR_INPUT,
             "norb = %d: expected 1 to %d orbitals", ints->norb, CIS_MAX_NORB);
@@ -374,6 +302,18 @@ static cis_err apply_order(cis_space *s, const int64_t *order, const double *hd,
   return CIS_OK;
 }
 
+/* The integrals' symmetries and the label of every string. */
+static cis_err string_labels(cis_space *s, const cis_integrals *ints) {
+  CIS_CALL(cis_orbsym_find(ints, &s->sym));
+  CIS_CALL(cis_malloc(&s->alab, (size_t)s->astr.n, sizeof *s->alab, "alpha string labels"));
+  CIS_CALL(cis_malloc(&s->blab, (size_t)s->bstr.n, sizeof *s->blab, "beta string labels"));
+  for (int64_t i = 0; i < s->astr.n; i++)
+    s->alab[i] = cis_orbsym_string(&s->sym, cis_strlist_at(&s->astr, i), s->nw);
+  for (int64_t i = 0; i < s->bstr.n; i++)
+    s->blab[i] = cis_orbsym_string(&s->sym, cis_strlist_at(&s->bstr, i), s->nw);
+  return CIS_OK;
+}
+
 static cis_err find_refs(const cis_space *s, int64_t nr, const uint64_t *ra, const uint64_t *rb,
                          const cis_space_spec *spec, int64_t *refpos) {
   for (int64_t r = 0; r < nr; r++) {
@@ -413,9 +353,11 @@ cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
   CIS_TRY(find_refs(s, nr, ra, rb, spec, refpos));
   int64_t want = opts && opts->ref_size > 0 ? opts->ref_size : CIS_REF_AUTO_MAX;
   s->nref = CIS_MIN(want, s->ndet);
+  CIS_TRY(string_labels(s, ints));
   CIS_TRY(cis_malloc(&order, (size_t)nkeys, sizeof(int64_t), "determinant order"));
-  CIS_TRY(make_order(s, hd, refpos, nr, order));
+  CIS_TRY(cis_space_order(s, hd, keys, refpos, nr, order));
   CIS_TRY(apply_order(s, order, hd, keys));
+  CIS_TRY(cis_space_ref_symmetry(s));
   *out = s;
   s = NULL;
 cleanup:
@@ -440,6 +382,11 @@ void cis_space_destroy(cis_space **sp) {
   cis_free(&s->amaj_ib);
   cis_free(&s->amaj_det);
   cis_free(&s->hdiag);
+  cis_orbsym_free(&s->sym);
+  cis_free(&s->alab);
+  cis_free(&s->blab);
+  cis_free(&s->ref_label);
+  cis_free(&s->ref_partner);
   cis_free(sp);
 }
 
@@ -455,6 +402,13 @@ int64_t cis_space_bytes(const cis_space *s) {
   return strings + s->ndet * (4 + 4 + 4 + 4 + 8); /* det_ia, det_ib, amaj_ib, amaj_det, hdiag */
 }
 const double *cis_space_hdiag(const cis_space *s) { return s->hdiag; }
+const uint64_t *cis_space_ref_labels(const cis_space *s) { return s->ref_label; }
+const int64_t *cis_space_ref_partners(const cis_space *s) { return s->ref_partner; }
+cis_space_symmetry cis_space_symmetry_info(const cis_space *s) {
+  cis_space_symmetry y = {s->sym.nbits, s->nblocks, s->nblocks_more, s->nblocks_ref,
+                          (int)s->sym.orbsym, s->sym.orbsym_bits};
+  return y;
+}
 const uint64_t *cis_space_alpha(const cis_space *s, int64_t i) {
   return cis_strlist_at(&s->astr, s->det_ia[i]);
 }

@@ -2,8 +2,9 @@
  *
  * A space is a set of determinants (alpha string, beta string) drawn from two string lists.
  * Determinants are numbered in *our order*: the Reference region first (the reference
- * determinant(s), then the rule of docs/format.md: lowest diagonal energies), then the
- * Expansion Space (ascending diagonal energy is NOT required there; see space.c).
+ * determinant(s), then the rule of docs/format.md and hamiltonian/refregion.c: every symmetry
+ * block's lowest determinant, the lowest diagonal energies, whole configurations), then the
+ * Expansion Space (ascending diagonal energy is NOT required there).
  *
  * Ownership: cis_space_build allocates *out; cis_space_destroy(&s) frees it and sets s = NULL.
  */
@@ -42,6 +43,22 @@ const uint64_t *cis_space_alpha(const cis_space *s, int64_t i);
 const uint64_t *cis_space_beta(const cis_space *s, int64_t i);
 /* Diagonal energies H_ii (without ecore), in our order. */
 const double *cis_space_hdiag(const cis_space *s);
+/* The symmetry blocks of H on the Reference region (hamiltonian/symmetry.h): the label of each
+ * of its nref determinants (H couples only equal labels) and, when nalpha == nbeta, the position
+ * of the determinant with alpha and beta strings exchanged (-1 outside the region; NULL when
+ * nalpha != nbeta). */
+const uint64_t *cis_space_ref_labels(const cis_space *s);
+const int64_t *cis_space_ref_partners(const cis_space *s);
+/* What the report says of them. */
+typedef struct {
+  int nbits;        /* independent symmetries of the integrals */
+  int nblocks;      /* symmetry blocks the space holds (blocks_more: and more beyond those) */
+  int blocks_more;
+  int blocks_ref;   /* blocks with a determinant of their own in the Reference region */
+  int orbsym;       /* cis_orbsym_status of the file's ORBSYM */
+  int orbsym_bits;  /* independent symmetries ORBSYM states */
+} cis_space_symmetry;
+cis_space_symmetry cis_space_symmetry_info(const cis_space *s);
 /* Index of the determinant (alpha, beta) in our order, or -1 if not in the space. */
 int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t *beta);
 

@@ -11,6 +11,7 @@
 
 #include "hamiltonian/space.h"
 #include "hamiltonian/strings.h"
+#include "hamiltonian/symmetry.h"
 
 struct cis_space {
   int norb, nw, nalpha, nbeta;
@@ -22,6 +23,12 @@ struct cis_space {
   int32_t *amaj_ib;         /* ndet, alpha-major */
   int32_t *amaj_det;        /* ndet, alpha-major -> our index */
   double *hdiag;            /* ndet, our order, without ecore */
+  cis_orbsym sym;           /* the integrals' symmetries */
+  uint64_t *alab, *blab;    /* symmetry label of each alpha and beta string */
+  int nblocks, nblocks_more;/* symmetry labels found in the space (more: beyond those kept) */
+  int nblocks_ref;          /* blocks given a determinant of their own in the Reference region */
+  uint64_t *ref_label;      /* nref: label of each Reference determinant */
+  int64_t *ref_partner;     /* nref, nalpha == nbeta only: the exchanged determinant, or -1 */
 };
 
 static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t ib) {
@@ -39,5 +46,13 @@ static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t i
   }
   return -1;
 }
+
+/* Our order (hamiltonian/refregion.c): the Reference region, of s->nref determinants asked for
+ * and as many as its rule adds, then the rest in alpha-major order. hd and keys are in
+ * alpha-major order; order[d] is the alpha-major position of determinant d. Sets s->nref. */
+cis_err cis_space_order(cis_space *s, const double *hd, const int64_t *keys,
+                        const int64_t *refpos, int64_t nr, int64_t *order);
+/* ref_label and ref_partner, once the space is in our order. */
+cis_err cis_space_ref_symmetry(cis_space *s);
 
 #endif

@@ -29,6 +29,7 @@ void cis_options_default(cis_options *o) {
   o->gpu_mem = -1;
   o->checkpoint_interval = 1800;
   o->spin_shift = 0.5;
+  o->check_roots = CIS_CHECK_BLOCKS;
 }
 
 typedef enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL } arg_kind;
@@ -49,7 +50,10 @@ static const opt_desc k_opts[] = {
     {"solver", ARG_REQUIRED, "NAME", "davidson (default) or lanczos"},
     {"spin", ARG_REQUIRED, "S", "target total spin S (0, 0.5, 1, ...) within the chosen Ms (docs/solvers.md)"},
     {"spin-shift", ARG_REQUIRED, "E", "spin penalty shift for --spin, Eh (default 0.5)"},
-    {"check-roots", ARG_NONE, NULL, "after convergence, search for lower states the solver missed"},
+    {"check-roots", ARG_OPTIONAL, "MODE",
+     "how the run makes sure no lower state was missed: blocks (default: search every symmetry "
+     "block near the roots), full (--check-roots: blocks, then a search from random vectors), "
+     "none"},
     {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural occupations per root"},
     {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
@@ -176,6 +180,20 @@ static cis_err parse_spin(const char *v, cis_options *o) {
   return CIS_OK;
 }
 
+/* --check-roots[=MODE]; a bare flag (or a true value in a file) asks for the full check. */
+static cis_err parse_check(const char *v, cis_options *o) {
+  if (!v || !strcmp(v, "full") || !strcmp(v, "1") || !strcasecmp(v, "true") ||
+      !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+    o->check_roots = CIS_CHECK_FULL;
+  else if (!strcmp(v, "blocks"))
+    o->check_roots = CIS_CHECK_BLOCKS;
+  else if (!strcmp(v, "none"))
+    o->check_roots = CIS_CHECK_NONE;
+  else
+    CIS_ERROR(CIS_ERR_USAGE, "--check-roots: unknown mode '%s' (expected blocks, full or none)", v);
+  return CIS_OK;
+}
+
 static cis_err copy_path(char *dst, const char *v, const char *what) {
   if (strlen(v) >= 4096) CIS_ERROR(CIS_ERR_USAGE, "%s: path too long", what);
   if (!*v) CIS_ERROR(CIS_ERR_USAGE, "%s: empty path", what);
@@ -214,7 +232,7 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
   } else if (strcmp(name, "spin-shift") == 0) {
     CIS_CALL(positive(v, "--spin-shift", &o->spin_shift));
   } else if (strcmp(name, "check-roots") == 0) {
-    o->check_roots = 1;
+    CIS_CALL(parse_check(v, o));
   } else if (strcmp(name, "rdm1") == 0) {
     o->rdm1 = 1;
   } else if (strcmp(name, "space") == 0) {

@@ -137,6 +137,17 @@ static cis_err results_analysis(hid_t g, const char *path, const cis_output *o,
     CIS_CALL(write_3d(g, path, "rdm1", d3, a->rdm1));
     CIS_CALL(cis_h5_write(g, path, "natural_occupations", H5T_NATIVE_DOUBLE, 2, d2, a->noons));
   }
+  if (a->check_blocks) {
+    const cis_blockcheck *b = &a->blocks;
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks", b->nblocks));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks_searched", b->searched));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks_beyond", b->beyond));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks_bounded", b->bounded));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks_missed", b->missed));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks_unsettled", b->unsettled));
+    CIS_CALL(cis_h5_attr_double(g, path, "check_blocks_window", b->window));
+    CIS_CALL(cis_h5_attr_int(g, path, "check_blocks_matvecs", b->matvecs));
+  }
   if (a->check_roots) {
     CIS_CALL(cis_h5_attr_int(g, path, "check_roots_missed", a->missed));
     CIS_CALL(cis_h5_attr_int(g, path, "check_roots_conclusive", a->check_conclusive));
@@ -253,7 +264,6 @@ static cis_err options_numbers(hid_t g, const char *path, const cis_options *o) 
   CIS_CALL(cis_h5_attr_int(g, path, "spin_set", o->spin_set));
   CIS_CALL(cis_h5_attr_double(g, path, "spin", 0.5 * o->spin2));
   CIS_CALL(cis_h5_attr_double(g, path, "spin_shift", o->spin_shift));
-  CIS_CALL(cis_h5_attr_int(g, path, "check_roots", o->check_roots));
   CIS_CALL(cis_h5_attr_int(g, path, "rdm1", o->rdm1));
   return CIS_OK;
 }
@@ -267,6 +277,8 @@ static cis_err options_strings(hid_t g, const char *path, const cis_options *o) 
                               o->solver == CIS_SOLVER_LANCZOS ? "lanczos" : "davidson"));
   CIS_CALL(cis_h5_attr_string(g, path, "space_kind", space_name(o->space_kind)));
   CIS_CALL(cis_h5_attr_string(g, path, "device", device_name(o->device)));
+  static const char *checks[] = {"none", "blocks", "full"};
+  CIS_CALL(cis_h5_attr_string(g, path, "check_roots", checks[o->check_roots]));
   return CIS_OK;
 }
 

@@ -17,7 +17,9 @@ typedef struct {
   int norb;
   const double *rdm1;      /* nroots x norb x norb, spin-summed */
   const double *noons;     /* nroots x norb, descending */
-  int check_roots;         /* --check-roots ran */
+  int check_blocks;        /* the search of every symmetry block ran (--check-roots blocks) */
+  cis_blockcheck blocks;   /* its outcome */
+  int check_roots;         /* the search from random vectors ran (--check-roots full) */
   int missed;              /* lower states it found (and included) */
   int check_conclusive;    /* its answer holds: it found a lower state or converged */
   int check_iterations;    /* its iterations (2 products each) */

@@ -9,6 +9,7 @@
 
 #include "core/util.h"
 #include "core/version.h"
+#include "hamiltonian/symmetry.h"
 
 static int quiet(const cis_report *r) { return r->opt->quiet; }
 
@@ -147,7 +148,55 @@ static void print_leading(const cis_report *r, const double *v) {
   cis_free(&occ);
 }
 
-/* Degenerate groups, the spin target, the root check and natural occupations. */
+/* Where the symmetry blocks of the check came from. */
+static void print_symmetry(const cis_report *r) {
+  const cis_hmat *h = r->h;
+  if (!h->space) {
+    printf("connected components of the matrix");
+    return;
+  }
+  static const char *orbsym[] = {"", ", as ORBSYM states", ", more than ORBSYM states",
+                                 "; ORBSYM is not a symmetry of these integrals"};
+  cis_space_symmetry y = cis_space_symmetry_info(h->space);
+  int which = y.orbsym == CIS_ORBSYM_BROKEN ? 3
+              : y.orbsym == CIS_ORBSYM_AGREES ? (y.orbsym_bits == y.nbits ? 1 : 2)
+                                              : 0;
+  printf("%d label%s of %d symmetr%s found in the integrals%s%s%s", y.nblocks,
+         y.nblocks == 1 ? "" : "s", y.nbits, y.nbits == 1 ? "y" : "ies",
+         y.blocks_more ? " (and more labels)" : "", orbsym[which],
+         cis_space_ref_partners(h->space) ? "; Ms = 0: split by spin parity" : "");
+}
+
+/* The default check that the roots are the lowest states (cis_check_blocks). */
+static void print_block_check(const cis_report *r, const cis_eig_result *res) {
+  const cis_blockcheck *b = &r->an->blocks;
+  int K = res->nroots;
+  printf("lowest states    %d symmetry block%s (", b->nblocks, b->nblocks == 1 ? "" : "s");
+  print_symmetry(r);
+  printf("): %d search%s within %.3g Eh above root %d, %d block%s beyond it", b->searched,
+         b->searched == 1 ? "" : "es", b->window, K - 1, b->beyond, b->beyond == 1 ? "" : "s");
+  if (b->bounded) printf(", %d bounded above it", b->bounded);
+  if (b->missed)
+    printf(";\n                 MISSED STATE: %d lower state%s found and included, the roots "
+           "converged again; %lld products\n", b->missed, b->missed > 1 ? "s" : "",
+           (long long)b->matvecs);
+  else
+    printf("; no lower state (%lld products)\n", (long long)b->matvecs);
+  static const char *how[] = {"lower state", "above", "degenerate with the last root",
+                              "no answer"};
+  for (int i = 0; r->opt->verbose && i < b->nlog; i++)
+    printf("  search %-3d block %-3d from %.10f to %.10f Eh, |r| %.2e, %d products: %s\n", i,
+           b->log[i].block, b->log[i].start + r->h->ecore, b->log[i].end + r->h->ecore,
+           b->log[i].rnorm, b->log[i].products, how[b->log[i].outcome]);
+  if (b->unsettled)
+    printf("lowest states    %d search%s ended without an answer: --check-roots full searches "
+           "further\n", b->unsettled, b->unsettled == 1 ? "" : "es");
+  if (b->degenerate)
+    printf("note             root %d has a degenerate partner outside the %d roots "
+           "(--nroots %d includes it)\n", K - 1, K, K + 1);
+}
+
+/* Degenerate groups, the spin target, the root checks and natural occupations. */
 static void print_analysis(const cis_report *r, const cis_eig_result *res) {
   const cis_analysis *an = r->an;
   int K = res->nroots, nbad = 0;
@@ -166,6 +215,7 @@ static void print_analysis(const cis_report *r, const cis_eig_result *res) {
              e - j + 1, CIS_DEGEN_TOL);
     j = e + 1;
   }
+  if (an->check_blocks) print_block_check(r, res);
   if (an->check_roots) {
     if (an->missed)
       printf("root check       MISSED ROOT: %d lower state%s found (lowest %.12f Eh, below root "

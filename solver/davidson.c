@@ -16,9 +16,6 @@
 #include "solver/ortho.h"
 #include "solver/refblock.h"
 
-/* A candidate that keeps less than this fraction of its norm after projection lay in the
- * span: normalising it would amplify rounding noise into a non-orthogonal direction. */
-#define DAV_DROP_TOL 1e-8
 /* |D_i - theta + shift| is clamped from below so that t = r / (D - theta) stays finite. */
 #define DAV_PRECOND_FLOOR 1e-8
 
@@ -116,7 +113,7 @@ static cis_err dav_expand(dav *s, int nw, int *nkept) {
   int m = s->m, ld = s->maxsub, k;
   double t0 = cis_wtime();
   CIS_CALL(dav_deflate(s, s->V + m * n, nw));
-  CIS_CALL(cis_ortho_append(be, s->V, m, nw, DAV_DROP_TOL, s->work, &k));
+  CIS_CALL(cis_ortho_append(be, s->V, m, nw, CIS_ORTHO_DROP_TOL, s->work, &k));
   s->t_ortho += cis_wtime() - t0;
   *nkept = k;
   if (k == 0) return CIS_OK;
@@ -181,21 +178,34 @@ static cis_err dav_guess_random(dav *s) {
   return CIS_OK;
 }
 
-/* Lowest eigenvectors of H_PP padded with zeros; unit vectors at the lowest remaining
- * diagonal elements when the Reference region has fewer than K states. */
-static cis_err dav_guess(dav *s) {
+/* Lowest eigenvectors of H_PP (within symmetry blocks when known) padded with zeros; unit
+ * vectors at the lowest remaining diagonal elements when the Reference region has fewer than K
+ * states; or the caller's vectors. */
+static cis_err dav_guess(dav *s, const cis_eig_opts *o) {
   cis_err err = CIS_OK;
   double *G = NULL;
   int64_t *idx = NULL, n = s->n, nref = s->nref;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
+  const double *U = o->states && o->states->nref == nref ? o->states->U : s->rb.U;
   CIS_TRY(cis_calloc(&G, (size_t)(n * K), sizeof *G, "initial guess"));
   CIS_TRY(cis_malloc(&idx, (size_t)K, sizeof *idx, "initial guess indices"));
-  for (int j = 0; j < from_ref; j++)
-    memcpy(G + j * n, s->rb.U + j * nref, (size_t)nref * sizeof *G);
-  lowest_diag(s->diag, n, nref, K - from_ref, idx);
-  for (int j = from_ref; j < K; j++) G[idx[j - from_ref] + j * n] = 1.0;
+  if (o->guess_X) {
+    memcpy(G, o->guess_X, (size_t)(n * K) * sizeof *G);
+  } else {
+    for (int j = 0; j < from_ref; j++)
+      memcpy(G + j * n, U + j * nref, (size_t)nref * sizeof *G);
+    lowest_diag(s->diag, n, nref, K - from_ref, idx);
+    for (int j = from_ref; j < K; j++) G[idx[j - from_ref] + j * n] = 1.0;
+  }
   CIS_TRY(s->be->ops->from_host(s->be, s->V, G, n * K));
   CIS_TRY(dav_expand(s, K, &nk));
+  /* a caller's vector may lie in the deflated span: random ones take its place */
+  for (int tries = 0; nk < K && o->guess_X && tries < 4; tries++) {
+    int more;
+    for (int j = 0; j < K - nk; j++) CIS_TRY(dav_random(s, s->m + j));
+    CIS_TRY(dav_expand(s, K - nk, &more));
+    nk += more;
+  }
   if (nk != K)
     CIS_FAIL(CIS_ERR_INTERNAL, "initial guess: %d of %d vectors are independent", nk, K);
 cleanup:
@@ -299,7 +309,7 @@ static int host_orthonormalise(double *C, int m, int k, int keep_first) {
       for (int i = 0; i < kept; i++)
         cblas_daxpy(m, -cblas_ddot(m, C + (int64_t)i * m, 1, c, 1), C + (int64_t)i * m, 1, c, 1);
     double after = cblas_dnrm2(m, c, 1);
-    if (before == 0.0 || after < DAV_DROP_TOL * before) continue;
+    if (before == 0.0 || after < CIS_ORTHO_DROP_TOL * before) continue;
     cblas_dscal(m, 1.0 / after, c, 1);
     if (kept != j) memcpy(C + (int64_t)kept * m, c, (size_t)m * sizeof *c);
     kept++;
@@ -438,10 +448,10 @@ static cis_err dav_iterate(dav *s, const cis_eig_opts *o, cis_eig_result *res, i
   *stopped = 0;
   if (o->guess_X && o->guess_HX)
     CIS_CALL(dav_guess_restart(s, o));
-  else if (s->nd > 0)
+  else if (s->nd > 0 && !o->guess_X)
     CIS_CALL(dav_guess_random(s));
   else
-    CIS_CALL(dav_guess(s));
+    CIS_CALL(dav_guess(s, o));
   for (int it = o->iter_start + 1;; it++) {
     CIS_CALL(dav_ritz(s));
     res->iterations = it;
@@ -485,140 +495,5 @@ cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, co
 cleanup:
   if (s.be) dav_free(&s);
   if (err != CIS_OK && err != CIS_ERR_INTERRUPTED) cis_eig_result_free(res);
-  return err;
-}
-
-/* ---- missed roots ---------------------------------------------------------------------- */
-
-/* The K lowest Ritz pairs of span(X, Z) for the K roots X of res and the nz host vectors Z
- * (orthogonal to X), as host vectors X' and H X' (n x K each, allocated here). */
-static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const double *Z, int nz,
-                             double **Xo, double **HXo) {
-  cis_err err = CIS_OK;
-  int K = res->nroots, m = K + nz, kept = 0;
-  int64_t n = be->n;
-  double *W = NULL, *HW = NULL, *Xb = NULL, *G = NULL, *w = NULL;
-  CIS_TRY(be->ops->alloc(be, n * m, &W));
-  CIS_TRY(be->ops->alloc(be, n * m, &HW));
-  CIS_TRY(be->ops->alloc(be, n * K, &Xb));
-  CIS_TRY(cis_malloc(&G, (size_t)(m + 1) * (size_t)m + (size_t)m, sizeof *G, "union work"));
-  w = G + (int64_t)m * m;
-  CIS_TRY(be->ops->from_host(be, W, res->evecs, n * K));
-  CIS_TRY(be->ops->from_host(be, W + n * K, Z, n * nz));
-  CIS_TRY(cis_ortho_append(be, W, K, nz, DAV_DROP_TOL, G, &kept));
-  m = K + kept;
-  CIS_TRY(be->ops->matvec(be, m, W, HW));
-  CIS_TRY(be->ops->gemm_tn(be, m, m, W, HW, G));
-  for (int j = 0; j < m; j++)
-    for (int i = 0; i < j; i++) G[i + j * m] = G[j + i * m] = 0.5 * (G[i + j * m] + G[j + i * m]);
-  lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', m, G, m, w);
-  CIS_CHECK(info == 0, CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on %d x %d", (int)info,
-            m, m);
-  CIS_TRY(cis_malloc(Xo, (size_t)(n * K), sizeof(double), "included roots"));
-  CIS_TRY(cis_malloc(HXo, (size_t)(n * K), sizeof(double), "included products"));
-  CIS_TRY(be->ops->gemm_nn(be, m, K, W, G, 0.0, Xb));
-  CIS_TRY(be->ops->to_host(be, *Xo, Xb, n * K));
-  CIS_TRY(be->ops->gemm_nn(be, m, K, HW, G, 0.0, Xb));
-  CIS_TRY(be->ops->to_host(be, *HXo, Xb, n * K));
-cleanup:
-  be->ops->free(be, &W);
-  be->ops->free(be, &HW);
-  be->ops->free(be, &Xb);
-  cis_free(&G);
-  return err;
-}
-
-/* Re-converge from X0 (and H X0) with the caller's options; res is replaced. */
-static cis_err reconverge(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                          const cis_eig_opts *opts, const double *X0, const double *HX0,
-                          cis_eig_result *res) {
-  cis_eig_result r2;
-  cis_eig_opts o = *opts;
-  o.guess_X = X0;
-  o.guess_HX = HX0;
-  o.guess_evals = NULL;
-  o.deflate = NULL;
-  o.ndeflate = 0;
-  o.iter_start = res->iterations;
-  CIS_CALL(cis_davidson_solve(be, diag, nref, hpp, &o, &r2));
-  r2.matvecs += res->matvecs;
-  r2.t_matvec += res->t_matvec;
-  r2.t_ortho += res->t_ortho;
-  cis_eig_result_free(res);
-  *res = r2;
-  return CIS_OK;
-}
-
-/* The search stops as soon as its lowest Ritz value proves a missed state, or has converged
- * above E_K (the second vector only speeds the search up). */
-typedef struct {
-  double below; /* E_K - threshold */
-  int proved, settled;
-} check_ctx;
-
-static int check_on_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
-                         const int *conv, int nbasis) {
-  check_ctx *c = ctx;
-  (void)iter, (void)k, (void)rnorm, (void)nbasis;
-  if (evals[0] < c->below) c->proved = 1;
-  else if (conv[0]) c->settled = 1;
-  return c->proved || c->settled ? CIS_ITER_STOP : CIS_ITER_CONTINUE;
-}
-
-cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                        const cis_eig_opts *opts, double threshold, cis_eig_result *res,
-                        cis_rootcheck *out) {
-  cis_err err = CIS_OK;
-  int K = res->nroots;
-  int64_t n = be->n, nm0 = be->n_matvec;
-  double *X0 = NULL, *HX0 = NULL;
-  cis_eig_result cr;
-  check_ctx cc = {res->evals[K - 1] - threshold, 0, 0};
-  memset(&cr, 0, sizeof cr);
-  memset(out, 0, sizeof *out);
-  out->threshold = threshold;
-  out->lowest = HUGE_VAL;
-  int nc = (int)CIS_MIN((int64_t)2, n - K);
-  if (nc <= 0) { /* the K roots span the whole space */
-    out->conclusive = 1;
-    return CIS_OK;
-  }
-  /* A loose search, which has to converge only when it proves nothing. Its preconditioner is
-   * built at E_K, the energies in question: at the Ritz values, which start high in the
-   * spectrum from random vectors, it converged to states there (-56.0 Eh on OH/6-31G, whose
-   * lowest states are near -75.5 Eh), and on H2O/STO-3G it needed 56-65 iterations to show the
-   * 4th root missed with --ref-size 50 (4 at E_K). */
-  cis_eig_opts co;
-  cis_eig_opts_default(&co, nc);
-  co.tol_residual = 1e-4;
-  co.tol_energy = 1e-8;
-  co.max_iter = CIS_CHECK_ROOTS_MAX_ITER;
-  co.level_shift = opts->level_shift;
-  co.deflate = res->evecs;
-  co.ndeflate = K;
-  co.on_iter = check_on_iter;
-  co.precond_fixed = 1;
-  co.precond_at = res->evals[K - 1];
-  co.on_iter_ctx = &cc;
-  err = cis_davidson_solve(be, diag, nref, hpp, &co, &cr);
-  if (err == CIS_ERR_INTERRUPTED && (cc.proved || cc.settled)) {
-    cis_error_clear();
-    err = CIS_OK;
-  }
-  CIS_TRY(err);
-  out->lowest = cr.evals[0];
-  out->iterations = cr.iterations;
-  out->conclusive = cc.proved || cc.settled || cr.converged[0];
-  for (int j = 0; j < nc; j++) out->missed += cr.evals[j] < cc.below;
-  out->matvecs = be->n_matvec - nm0;
-  if (!out->missed) goto cleanup;
-  CIS_TRY(ritz_of_union(be, res, cr.evecs, out->missed, &X0, &HX0));
-  out->matvecs = be->n_matvec - nm0;
-  CIS_TRY(reconverge(be, diag, nref, hpp, opts, X0, HX0, res));
-  res->matvecs += out->matvecs;
-cleanup:
-  cis_eig_result_free(&cr);
-  cis_free(&X0);
-  cis_free(&HX0);
   return err;
 }

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "kernels/backend.h"
+#include "solver/refblock.h"
 
 enum { CIS_ITER_CONTINUE = 0, CIS_ITER_SAVE = 1, CIS_ITER_STOP = 2 };
 
@@ -37,6 +38,10 @@ typedef struct {
   int (*on_iter)(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                  const int *conv, int nbasis);
   void *on_iter_ctx;
+  /* Asked between the steps of work the caller sees no iteration of (the searches of
+   * cis_check_blocks); nonzero stops it with CIS_ERR_INTERRUPTED. ctx is on_iter_ctx; may be
+   * NULL. */
+  int (*poll)(void *ctx);
   /* Receives the Ritz vectors X and H X (n x k, host, column-major) when on_iter asked for
    * CIS_ITER_SAVE, and once more at the end when save_final is set; ctx is on_iter_ctx. */
   cis_err (*on_save)(void *ctx, int iter, int k, const double *evals, const double *rnorm,
@@ -44,10 +49,13 @@ typedef struct {
   int save_final;
   /* Restart: start from k = nroots orthonormal vectors guess_X (n x k, host) and their products
    * guess_HX (host; no product is computed for them), with guess_evals as the previous Ritz
-   * values; iterations are counted from iter_start. All NULL/0 for a fresh start (the guess is
-   * then the Reference block's eigenvectors). */
+   * values; iterations are counted from iter_start. guess_X without guess_HX: start from those
+   * vectors (orthonormalised here) and their products. All NULL/0 for a fresh start (the guess
+   * is then the lowest eigenvectors of the Reference block, within symmetry blocks when
+   * `states` is given). */
   const double *guess_X, *guess_HX, *guess_evals;
   int iter_start;
+  const cis_refstates *states;
   /* Deflation (Davidson): keep the search space orthogonal to these ndeflate orthonormal host
    * vectors (n x ndeflate), so the solver finds the lowest states of the rest of the space;
    * the initial guess is then random (seeded). NULL/0: none. */
@@ -112,5 +120,44 @@ typedef struct {
 cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
                         const cis_eig_opts *opts, double threshold, cis_eig_result *res,
                         cis_rootcheck *out);
+
+/* One search of cis_check_blocks. */
+typedef enum { CIS_SEARCH_PROVED = 0, CIS_SEARCH_ABOVE, CIS_SEARCH_DEGENERATE,
+               CIS_SEARCH_UNSETTLED } cis_search_outcome;
+typedef struct {
+  int block;                  /* in the Reference states' numbering */
+  double start, end, rnorm;   /* H_PP eigenvalue it started from; last Ritz value and residual */
+  int products;
+  cis_search_outcome outcome;
+} cis_search_log;
+#define CIS_SEARCH_LOG 32
+
+/* The outcome of cis_check_blocks. */
+typedef struct {
+  int nblocks;      /* symmetry blocks of the Reference block */
+  int searched;     /* searches run (a block may be searched again after a re-convergence) */
+  int beyond;       /* blocks whose next state lies beyond the window: not searched */
+  int bounded;      /* blocks whose spectrum is bounded from below above E_K: not searched */
+  int exhausted;    /* blocks without a further state in the Reference block */
+  int missed;       /* lower states found (and included) */
+  int unsettled;    /* searches that ended without an answer */
+  int degenerate;   /* a search converged onto E_K: the K-th root has a partner outside */
+  int rounds;
+  double window;    /* Eh above E_K within which a block's next H_PP state was searched */
+  double lowest;    /* lowest Ritz value the searches reached (without ecore); HUGE_VAL: none */
+  int64_t matvecs;  /* products of the searches (a re-convergence counts in res) */
+  int nlog;         /* the first CIS_SEARCH_LOG searches */
+  cis_search_log log[CIS_SEARCH_LOG];
+} cis_blockcheck;
+
+/* After convergence, the default check that the K roots in res are the K lowest states: for
+ * every symmetry block of the Reference states `st` (solver/refblock.h) whose next state (the
+ * first the roots do not hold) lies within a window above E_K (or, where the block has a lower
+ * bound, whose bound lies below E_K), a deflated Davidson search from it, until a Ritz value falls below E_K - threshold (a missed state) or stands above E_K by
+ * more than its residual norm. Missed states are included as cis_check_roots does, res is
+ * converged again with opts, and the blocks are searched again. */
+cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
+                         const cis_refstates *st, const cis_eig_opts *opts, double threshold,
+                         cis_eig_result *res, cis_blockcheck *out);
 
 #endif

@@ -15,6 +15,10 @@
 
 #include "kernels/backend.h"
 
+/* A candidate that keeps less than this fraction of its norm after projection lay in the
+ * span: normalising it would amplify rounding noise into a non-orthogonal direction. */
+#define CIS_ORTHO_DROP_TOL 1e-8
+
 cis_err cis_ortho_append(cis_backend *be, double *V, int m, int nw, double drop_tol,
                          double *work, int *nkept);
 
