@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/analysis.h"
 #include "core/options.h"
+#include "core/plan.h"
 #include "core/runctl.h"
 #include "core/signals.h"
 #include "core/util.h"
@@ -58,14 +59,6 @@ static cis_err default_checkpoint(cis_options *o) {
   return CIS_OK;
 }
 
-/* The default --mem for this run: the library's rule with the solver's n-length vectors counted
- * from the options (Davidson's basis and products, Ritz vectors, residuals, a checkpoint's
- * copies). */
-static int64_t default_mem_budget(const cis_options *o, int64_t n) {
-  int k = o->nroots, maxsub = cis_eig_max_subspace(o->max_subspace, k);
-  return cis_hmat_default_budget(n, 2 * (int64_t)maxsub + 8 * (int64_t)k + 4);
-}
-
 /* Apply --space and --ms2 to the problem read from the input. */
 static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
   if (p->kind == CIS_PROBLEM_MATRIX) {
@@ -103,24 +96,6 @@ static cis_err spin_penalty(const cis_options *o, const cis_problem *p, double *
   *shift = o->spin_shift;
   *s2 = 0.25 * o->spin2 * (o->spin2 + 2);
   return CIS_OK;
-}
-
-/* Whether the run will most likely use a GPU backend (make_backend): --device gpu, or auto with
- * a device present. */
-static int gpu_expected(const cis_options *o) {
-  if (o->device == CIS_DEVICE_CPU) return 0;
-  return o->device == CIS_DEVICE_GPU || cis_backend_cuda_device_count() > 0;
-}
-
-/* What a GPU offers the matrix: the device's memory, less the 5% the backend leaves and the
- * solver's n-length vectors (as attach's reserve counts them), or --gpu-mem. */
-static int64_t gpu_matrix_bytes(const cis_options *o, int64_t n) {
-  int64_t total = cis_backend_cuda_device_memory(o->device_index);
-  int maxsub = cis_eig_max_subspace(o->max_subspace, o->nroots);
-  int64_t vectors = (2 * (int64_t)maxsub + 4 * (int64_t)o->nroots + 8) * n * 8;
-  int64_t usable = (int64_t)(0.95 * (double)total) - vectors;
-  if (o->gpu_mem > 0) usable = CIS_MIN(usable, o->gpu_mem);
-  return CIS_MAX(usable, (int64_t)0);
 }
 
 /* The backend for --device; `h` is the matrix built for it (a GPU run may have cached none of
@@ -264,7 +239,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.restart_set) CIS_TRY(cis_ckpt_check(cis_files_restart_path(&opt), &fp));
   rep.t_read = cis_wtime() - rep.t_start;
   /* a GPU's context starts while the matrix is built */
-  if (opt.device != CIS_DEVICE_CPU) cis_backend_cuda_prewarm(opt.device_index);
+  if (opt.device != CIS_DEVICE_CPU && !opt.dry_run) cis_backend_cuda_prewarm(opt.device_index);
   rep.opt = &opt;
   rep.prob = &prob;
   cis_report_problem(&rep);
@@ -273,21 +248,20 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_hmat_opts hopt = {.mem_budget = opt.mem, .ref_size = opt.ref_size, .nthreads = opt.threads};
   double spin_shift = 0.0, spin_s2 = 0.0;
   CIS_TRY(spin_penalty(&opt, &prob, &spin_shift, &spin_s2));
+  if (opt.dry_run) { /* the plan, printed: no matrix built, no file written */
+    cis_plan plan;
+    CIS_TRY(cis_plan_make(&opt, &prob, spin_shift, spin_s2, &plan));
+    cis_report_plan(&rep, &plan);
+    goto cleanup;
+  }
   if (prob.kind == CIS_PROBLEM_INTEGRALS) {
     cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
     CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
     rep.t_space = cis_wtime() - t0;
     int64_t ndet = cis_space_ndet(space);
-    int gpu = gpu_expected(&opt);
-    if (opt.mem < 0) hopt.mem_budget = default_mem_budget(&opt, ndet);
-    /* A GPU that will hold the whole matrix keeps it without a host copy (its blocks are
-     * regenerated once, at upload): by default the host then caches nothing. One that will
-     * not holds the first blocks, and the host caches what it can for the streamed ones
-     * (streaming them from the host cache took 196 ms a product against 549 ms regenerating
-     * them, H2O/6-31G FCI with --gpu-mem 4G on an H100 host). */
-    if (gpu && opt.mem < 0) hopt.device_bytes = gpu_matrix_bytes(&opt, ndet);
-    /* the census the GPU's upload needs, taken while the rows are generated */
-    hopt.census = gpu;
+    /* the budget, the room a GPU offers, the census (core/plan.c says why) */
+    cis_plan_hmat_opts(&opt, ndet, cis_plan_gpu_expected(&opt), &hopt);
+    hopt.progress = cis_report_progress(&rep);
     /* and where the GPU will keep the whole matrix without a host copy, the blocks go to it as
      * they are generated, so that the upload generates none of them again (the pool declines
      * where it would not serve; spmv/hyb_cuda.h) */
@@ -300,14 +274,13 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     t0 = cis_wtime();
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
-    if (opt.mem < 0) hopt.mem_budget = default_mem_budget(&opt, prob.matrix.n);
+    cis_plan_hmat_opts(&opt, prob.matrix.n, 0, &hopt);
+    hopt.progress = cis_report_progress(&rep);
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
   }
   rep.t_hmat = cis_wtime() - t0;
   rep.h = h;
-  if (opt.nroots > h->n)
-    CIS_FAIL(CIS_ERR_USAGE, "--nroots %d: the space has only %lld determinants", opt.nroots,
-             (long long)h->n);
+  CIS_TRY(cis_plan_check_nroots(&opt, h->n));
   if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, h));
 
   t0 = cis_wtime();
@@ -317,8 +290,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.be = be;
   t0 = cis_wtime();
   /* A device backend keeps room for the solver's n-length vectors when it places the matrix. */
-  int maxsub = cis_eig_max_subspace(opt.max_subspace, opt.nroots);
-  be->nvec_reserve = 2 * (int64_t)maxsub + 4 * (int64_t)opt.nroots + 8;
+  be->nvec_reserve = cis_plan_device_vectors(&opt);
   CIS_TRY(be->ops->attach(be, &h->hyb));
   rep.t_upload = cis_wtime() - t0;
   cis_report_matrix(&rep);

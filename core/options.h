@@ -50,6 +50,7 @@ typedef struct {
   int64_t mem;              /* host budget for cached Expansion blocks; -1 = default */
   int64_t gpu_mem;          /* -1 = default */
   int threads;              /* 0 = OpenMP default */
+  int dry_run;              /* --dry-run: print the plan (core/plan.h), build and write nothing */
   int verbose;
   int quiet;
 } cis_options;

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "hamiltonian/hmat_private.h"
 #include "hamiltonian/rowgen.h"
 #include "spmv/census.h"
 
-#define CIS_ELL_SLICE 32
 #define CIS_BLOCK_TARGET_NNZ ((int64_t)1 << 20)
 #define CIS_DAVIDSON_VECTORS 60 /* one root, a 24-vector subspace, as the backends assume */
 #define CIS_REF_AUTO_MAX 500
@@ -24,7 +24,7 @@ typedef struct {
   cis_rowgen *rg; /* CI problems: also hyb.regen_ctx */
 } hmat_impl;
 
-static int nthreads_of(int n) { return n > 0 ? n : omp_get_max_threads(); }
+int cis_hmat_nthreads(int n) { return n > 0 ? n : omp_get_max_threads(); }
 
 /* Uniform blocks of about CIS_BLOCK_TARGET_NNZ entries, at least 8 per thread when rows allow
  * (uncached blocks are regenerated in parallel, one block per thread). */
@@ -47,11 +47,11 @@ static int64_t resolve_budget(int64_t asked, int64_t n, int64_t ell_bytes) {
   return CIS_MAX((int64_t)0, cis_hmat_default_budget(n, CIS_DAVIDSON_VECTORS) - ell_bytes);
 }
 
-static int64_t block_bytes(int64_t nrows, int64_t nnz) {
+int64_t cis_hmat_block_bytes(int64_t nrows, int64_t nnz) {
   return (nrows + 1) * (int64_t)sizeof(int64_t) + nnz * (int64_t)(sizeof(int32_t) + sizeof(double));
 }
 
-static cis_err alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows) {
+cis_err cis_hmat_alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows) {
   hy->block_rows = block_rows;
   hy->nblocks = (n + block_rows - 1) / block_rows;
   CIS_CALL(cis_calloc(&hy->blocks, (size_t)hy->nblocks, sizeof(cis_csr_block), "Expansion blocks"));
@@ -126,22 +126,42 @@ typedef struct {
   int64_t budget, used, first_refused;
   cis_census *census;  /* NULL, or counts each block as it is generated */
   cis_block_sink *sink; /* NULL, or takes each block and counts it (spmv/hyb.h) */
+  cis_progress *progress; /* NULL, or told the rows done (core/progress.h) */
 } build_state;
 
-/* Reference and Expansion entries per row from a sample of rows: the block size and the
- * default budget are chosen before the pass. */
-static cis_err sample_rows(const cis_rowgen *g, double *ref_per_row, double *exp_per_row) {
-  cis_rowbuf b;
-  int64_t n = g->space->ndet, nref = g->space->nref, m = CIS_MIN(n, (int64_t)512), nr = 0, ne = 0;
-  CIS_CALL(cis_rowbuf_init(g, &b));
-  for (int64_t s = 0; s < m; s++) {
-    int64_t len = cis_rowgen_row(g, s * n / m, 0, &b);
-    for (int64_t t = 0; t < len; t++) nr += b.col[t] < nref;
-    ne += len;
+/* The build samples CIS_BUILD_SAMPLE rows to choose its block size and default budget before
+ * the pass; a plan samples more (hmat_private.h). */
+cis_err cis_hmat_sample_rows(const cis_rowgen *g, int64_t m, int nt, double *ref_per_row,
+                             double *exp_per_row, int32_t *ref_len, int32_t *exp_len,
+                             double *busy) {
+  int64_t n = g->space->ndet, nref = g->space->nref, nr = 0, ne = 0;
+  double secs = 0.0;
+  int fail = 0;
+  m = CIS_MIN(n, m);
+#pragma omp parallel num_threads(nt) reduction(+ : nr, ne, secs) reduction(| : fail)
+  {
+    cis_rowbuf b;
+    double t0 = cis_wtime();
+    if (cis_rowbuf_init(g, &b) != CIS_OK) {
+      fail = 1;
+    } else {
+#pragma omp for schedule(static)
+      for (int64_t s = 0; s < m; s++) {
+        int64_t len = cis_rowgen_row(g, s * n / m, 0, &b), r = 0;
+        for (int64_t t = 0; t < len; t++) r += b.col[t] < nref;
+        nr += r;
+        ne += len;
+        if (ref_len) ref_len[s] = (int32_t)r;
+        if (exp_len) exp_len[s] = (int32_t)(len - r);
+      }
+      cis_rowbuf_free(&b);
+    }
+    secs += cis_wtime() - t0;
   }
-  cis_rowbuf_free(&b);
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for the row scratch of the sampled rows");
   *ref_per_row = (double)nr / (double)m;
   *exp_per_row = (double)(ne - nr) / (double)m;
+  if (busy) *busy = secs;
   return CIS_OK;
 }
 
@@ -196,7 +216,7 @@ static cis_err gen_block(build_state *st, int64_t b, cis_rowbuf *buf, cis_csr_bl
 }
 
 static int64_t bytes_of(const build_state *st, int64_t b) {
-  return block_bytes(st->hy->blocks[b].nrows, st->nnz[b]);
+  return cis_hmat_block_bytes(st->hy->blocks[b].nrows, st->nnz[b]);
 }
 
 /* Whether block b may be kept, blocks being kept in row order while they fit: a block that
@@ -246,7 +266,8 @@ static cis_err keep_block(build_state *st, int64_t b, const cis_csr_block *src) 
 
 static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *generated) {
   int fail = 0;
-  int64_t total = 0, nexp = 0;
+  int64_t total = 0, nexp = 0, rows_done = 0, n = st->hy->n;
+  cis_progress_update(st->progress, "Hamiltonian build", 0, n);
 #pragma omp parallel num_threads(nt) reduction(+ : total, nexp)
   {
     cis_rowbuf buf;
@@ -271,6 +292,13 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
       st->nnz[b] = out.nnz;
       nexp += out.nnz;
       ok = ok && keep_block(st, b, &out) == CIS_OK;
+      if (st->progress) { /* counted by every thread, told by one */
+        int64_t done;
+#pragma omp atomic capture
+        done = rows_done += st->hy->blocks[b].nrows;
+        if (omp_get_thread_num() == 0)
+          cis_progress_update(st->progress, "Hamiltonian build", done, n);
+      }
     }
     if (!ok) {
 #pragma omp atomic write
@@ -279,6 +307,7 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
     cis_rowbuf_free(&buf);
     cis_csr_block_free(&out);
   }
+  cis_progress_finish(st->progress);
   CIS_CHECK(!fail, CIS_ERR_NOMEM,
             "out of host memory generating the Hamiltonian (row scratch, Reference entries or "
             "a cached block)");
@@ -348,24 +377,43 @@ static void ell_pack(cis_hyb *hy, ref_buf *ref) {
   }
 }
 
+/* The ELL block's bytes as estimated before the pass, from the sampled Reference entries per
+ * row (slices are as wide as their longest row: twice the mean, 12 bytes an entry, and 12
+ * bytes a row of slice data): what the default budget leaves for it. */
+static int64_t ell_estimate(int64_t n, double ref_per_row) {
+  return (int64_t)(2.0 * ref_per_row * (double)n * 12.0) + 12 * n;
+}
+
+cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
+                           cis_hmat_ci_decision *d) {
+  int64_t n = g->space->ndet;
+  int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
+  CIS_CALL(cis_hmat_sample_rows(g, CIS_BUILD_SAMPLE, nt, &d->ref_row, &d->exp_row, NULL, NULL,
+                                NULL));
+  d->block_rows = opts && opts->block_rows > 0
+                      ? opts->block_rows
+                      : auto_block_rows(n, (int64_t)(d->exp_row * (double)n), nt);
+  d->nblocks = (n + d->block_rows - 1) / d->block_rows;
+  /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
+  d->ell_est = ell_estimate(n, d->ref_row);
+  d->budget = resolve_budget(opts ? opts->mem_budget : -1, n, d->ell_est);
+  int64_t exp_bytes = cis_hmat_block_bytes(n, (int64_t)(d->exp_row * (double)n));
+  d->gpu_holds_all = opts && opts->device_bytes > 0 && exp_bytes <= opts->device_bytes;
+  if (d->gpu_holds_all) d->budget = 0;
+  return CIS_OK;
+}
+
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
-  build_state st = {.g = g, .hy = &h->hyb};
-  int nt = nthreads_of(opts ? opts->nthreads : 0);
+  build_state st = {.g = g, .hy = &h->hyb, .progress = opts ? opts->progress : NULL};
+  int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
   int64_t n = h->n, nexp = 0;
   cis_ell *e = &h->hyb.ell;
-  double ref_row, exp_row;
-  CIS_TRY(sample_rows(g, &ref_row, &exp_row));
-  int64_t br = opts && opts->block_rows > 0
-                   ? opts->block_rows
-                   : auto_block_rows(n, (int64_t)(exp_row * (double)n), nt);
-  CIS_TRY(alloc_blocks(&h->hyb, n, br));
-  /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
-  int64_t ell_est = (int64_t)(2.0 * ref_row * (double)n * 12.0) + 12 * n;
-  h->stats.budget = resolve_budget(opts ? opts->mem_budget : -1, n, ell_est);
-  if (opts && opts->device_bytes > 0 &&
-      block_bytes(n, (int64_t)(exp_row * (double)n)) <= opts->device_bytes)
-    h->stats.budget = 0;
+  cis_hmat_ci_decision dec = {0};
+  CIS_TRY(cis_hmat_ci_decide(g, opts, &dec));
+  double exp_row = dec.exp_row;
+  CIS_TRY(cis_hmat_alloc_blocks(&h->hyb, n, dec.block_rows));
+  h->stats.budget = dec.budget;
   st.budget = h->stats.budget;
   st.first_refused = h->hyb.nblocks;
   CIS_TRY(cis_malloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
@@ -391,6 +439,7 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
   h->hyb.nnz_exp = nexp;
   h->hyb.census = st.census;
   h->hyb.sink = st.sink;
+  h->hyb.progress = st.progress;
   st.census = NULL;
   settle_blocks(h, &st);
   CIS_TRY(ell_shape(e, n, h->nref));
@@ -515,15 +564,12 @@ cleanup:
   return err;
 }
 
-/* perm[new] = old by the rule of cis_hmat_build_csr; comp[new]: the row's component (input
- * numbering); the permuted matrix into p. */
-static cis_err permute_csr(const cis_csr *m, int64_t *perm, double *diag, int64_t *comp,
-                           cis_csr *p) {
+cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag,
+                           int64_t *comp) {
   cis_err err = CIS_OK;
-  int64_t n = m->n, *inv = NULL;
+  int64_t n = m->n;
   diag_item *d = NULL;
   CIS_TRY(cis_malloc(&d, (size_t)n, sizeof *d, "diagonal order"));
-  CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));
   for (int64_t i = 0; i < n; i++) {
     d[i].d = 0.0;
     d[i].i = i;
@@ -531,14 +577,25 @@ static cis_err permute_csr(const cis_csr *m, int64_t *perm, double *diag, int64_
       if (m->col[q] == i) d[i].d = m->val[q];
   }
   qsort(d, (size_t)n, sizeof *d, cmp_diag);
-  components(m, inv);
+  components(m, inv); /* inv holds each row's component until it is the inverse */
   CIS_TRY(components_first(d, n, inv));
-  for (int64_t i = 0; i < n; i++) comp[i] = inv[d[i].i];
+  if (comp)
+    for (int64_t i = 0; i < n; i++) comp[i] = inv[d[i].i];
   for (int64_t i = 0; i < n; i++) {
     perm[i] = d[i].i;
     inv[d[i].i] = i;
     diag[i] = d[i].d;
   }
+cleanup:
+  cis_free(&d);
+  return err;
+}
+
+/* The permuted matrix into p (perm, inv from cis_hmat_csr_order). */
+static cis_err permute_csr(const cis_csr *m, const int64_t *perm, const int64_t *inv,
+                           cis_csr *p) {
+  cis_err err = CIS_OK;
+  int64_t n = m->n;
   p->n = n;
   p->nnz = m->nnz;
   CIS_TRY(cis_malloc(&p->rowptr, (size_t)n + 1, sizeof(int64_t), "permuted row pointers"));
@@ -557,26 +614,52 @@ static cis_err permute_csr(const cis_csr *m, int64_t *perm, double *diag, int64_
     p->rowptr[i + 1] = at + len;
   }
 cleanup:
-  cis_free(&d);
-  cis_free(&inv);
   return err;
 }
 
-/* Bytes the fully cached Expansion blocks will take; NOMEM naming the least budget. */
-static cis_err check_csr_budget(const cis_csr *p, int64_t nref, int64_t br, int64_t budget) {
+/* Expansion entries (columns >= nref in our order) of rows [r0, r1) of our order. */
+static int64_t csr_exp_nnz(const cis_csr *m, const int64_t *perm, const int64_t *inv, int64_t nref,
+                           int64_t r0, int64_t r1) {
+  int64_t nnz = 0;
+  for (int64_t i = r0; i < r1; i++)
+    for (int64_t q = m->rowptr[perm[i]]; q < m->rowptr[perm[i] + 1]; q++)
+      nnz += m->col[q] >= 0 && m->col[q] < m->n && inv[m->col[q]] >= nref;
+  return nnz;
+}
+
+/* Bytes the fully cached Expansion blocks of an explicit matrix take, in blocks of br rows. */
+static int64_t csr_need(const cis_csr *m, const int64_t *perm, const int64_t *inv, int64_t nref,
+                        int64_t br) {
   int64_t need = 0;
-  for (int64_t r0 = 0; r0 < p->n; r0 += br) {
-    int64_t nnz = 0, r1 = CIS_MIN(p->n, r0 + br);
-    for (int64_t i = r0; i < r1; i++)
-      for (int64_t q = p->rowptr[i]; q < p->rowptr[i + 1]; q++) nnz += p->col[q] >= nref;
-    need += block_bytes(r1 - r0, nnz);
+  for (int64_t r0 = 0; r0 < m->n; r0 += br) {
+    int64_t r1 = CIS_MIN(m->n, r0 + br);
+    need += cis_hmat_block_bytes(r1 - r0, csr_exp_nnz(m, perm, inv, nref, r0, r1));
   }
+  return need;
+}
+
+void cis_hmat_csr_decide(const cis_csr *m, const int64_t *perm, const int64_t *inv,
+                         const cis_hmat_opts *opts, cis_hmat_csr_decision *d) {
+  int64_t n = m->n, want = opts && opts->ref_size > 0 ? opts->ref_size : CIS_REF_AUTO_MAX;
+  d->nref = CIS_MIN(want, n);
+  d->nnz_exp = csr_exp_nnz(m, perm, inv, d->nref, 0, n);
+  int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
+  d->block_rows =
+      opts && opts->block_rows > 0 ? opts->block_rows : auto_block_rows(n, d->nnz_exp, nt);
+  d->budget = opts ? opts->mem_budget : -1;
+  d->ell_est = 12 * (m->nnz - d->nnz_exp); /* 12 bytes a Reference entry, before padding */
+  if (d->budget < 0) d->budget = resolve_budget(-1, n, d->ell_est);
+  d->need = csr_need(m, perm, inv, d->nref, d->block_rows);
+}
+
+/* NOMEM naming the least budget when the cached Expansion blocks do not fit. */
+static cis_err check_csr_budget(const cis_hmat_csr_decision *d) {
   char b1[32], b2[32];
-  CIS_CHECK(need <= budget, CIS_ERR_NOMEM,
+  CIS_CHECK(d->need <= d->budget, CIS_ERR_NOMEM,
             "memory budget %s is too small for the explicit matrix: its Expansion part needs "
             "%s; give a budget of at least %ld bytes",
-            cis_format_bytes((double)budget, b1, sizeof b1),
-            cis_format_bytes((double)need, b2, sizeof b2), (long)need);
+            cis_format_bytes((double)d->budget, b1, sizeof b1),
+            cis_format_bytes((double)d->need, b2, sizeof b2), (long)d->need);
   return CIS_OK;
 }
 
@@ -608,29 +691,29 @@ cleanup:
 static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
   cis_csr p = {0};
-  int64_t *comp = NULL;
-  int64_t n = m->n;
+  int64_t n = m->n, *inv = NULL, *comp = NULL;
+  cis_hmat_csr_decision dec;
   CIS_TRY(cis_malloc(&h->perm, (size_t)n, sizeof(int64_t), "permutation"));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)n, sizeof(double), "diagonal"));
+  CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));
   CIS_TRY(cis_malloc(&comp, (size_t)n, sizeof *comp, "components"));
-  CIS_TRY(permute_csr(m, h->perm, h->hdiag, comp, &p));
+  CIS_TRY(cis_hmat_csr_order(m, h->perm, inv, h->hdiag, comp));
+  CIS_TRY(permute_csr(m, h->perm, inv, &p));
   CIS_TRY(cis_csr_sort_rows(&p)); /* permuted rows are no longer sorted by column */
-  int64_t want = opts && opts->ref_size > 0 ? opts->ref_size : CIS_REF_AUTO_MAX;
-  h->nref = CIS_MIN(want, n);
-  int64_t nnz_exp = 0;
-  for (int64_t q = 0; q < p.nnz; q++) nnz_exp += p.col[q] >= h->nref;
-  int nt = nthreads_of(opts ? opts->nthreads : 0);
-  int64_t br = opts && opts->block_rows > 0 ? opts->block_rows : auto_block_rows(n, nnz_exp, nt);
-  h->stats.budget = opts ? opts->mem_budget : -1;
-  if (h->stats.budget < 0) h->stats.budget = resolve_budget(-1, n, 12 * (p.nnz - nnz_exp));
-  CIS_TRY(check_csr_budget(&p, h->nref, br, h->stats.budget));
-  CIS_TRY(cis_hyb_from_csr(n, p.rowptr, p.col, p.val, h->nref, br, CIS_ELL_SLICE, &h->hyb));
+  cis_hmat_csr_decide(m, h->perm, inv, opts, &dec);
+  h->nref = dec.nref;
+  h->stats.budget = dec.budget;
+  CIS_TRY(check_csr_budget(&dec));
+  CIS_TRY(cis_hyb_from_csr(n, p.rowptr, p.col, p.val, h->nref, dec.block_rows, CIS_ELL_SLICE,
+                           &h->hyb));
+  h->hyb.progress = opts ? opts->progress : NULL;
   h->stats.ell_bytes = cis_ell_bytes(&h->hyb.ell);
   h->stats.cached_bytes = cis_hyb_cached_bytes(&h->hyb);
   h->stats.elements_generated = p.nnz;
   CIS_TRY(make_hpp(h));
   CIS_TRY(ref_symmetry_csr(h, &p, comp));
 cleanup:
+  cis_free(&inv);
   cis_free(&comp);
   cis_csr_free(&p);
   return err;

@@ -37,6 +37,8 @@ typedef struct {
   cis_block_sink *sink; /* CI matrices with a census, optional: each Expansion block is sent
                          there as it is generated (spmv/hyb.h); when the sink takes them,
                          hyb.sink keeps it for the upload */
+  cis_progress *progress; /* optional: told how the pass over the rows advances (CI matrices),
+                         and kept in hyb.progress for the upload's passes */
 } cis_hmat_opts;
 
 typedef struct {
@@ -93,6 +95,46 @@ void cis_hmat_destroy(cis_hmat **h);
  * builders use it, with 60 vectors and less the ELL block, when mem_budget < 0; the driver passes
  * it with the vectors its options imply. */
 int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors);
+
+/* What a build with these options would store, without building (--dry-run): the build's own
+ * decisions, taken by the same functions from the same sample of rows, and the nonzeros, counted
+ * for an explicit matrix and estimated for a CI matrix from a larger sample of rows spread
+ * evenly over the space (every row when the space is small enough: then exact). */
+typedef struct {
+  int64_t n, nref, npre;
+  /* nonzeros: Reference (ELL) and Expansion entries */
+  int64_t nnz_ref, nnz_exp;
+  int exact;               /* counted, not estimated */
+  int64_t nsample;         /* rows sampled (CI) */
+  double rel_err;          /* the estimate's relative standard error (as for a random sample) */
+  double gen_rate;         /* matrix elements one thread generated per second in the sample */
+  /* the build's decisions */
+  int64_t block_rows, nblocks;
+  int64_t budget;          /* bytes for cached Expansion blocks, as the build applies it */
+  int gpu_holds_all;       /* budget 0: the GPU offers room for every block (device_bytes) */
+  int64_t build_nnz_exp;   /* the Expansion entries the build's own sample predicts (what the
+                              GPU's room and the build's pool are measured against) */
+  int64_t ell_slots;       /* the resident ELL block's entries, padding included (a CI matrix:
+                              estimated from sampled slices), */
+  int64_t ell_dev_slots;   /* the same with a GPU's slice widths (spmv/hyb_place.h), */
+  int64_t ell_nslices;     /* its slices */
+  int64_t ell_bytes;       /* and its bytes on the host */
+  int64_t table_bytes;     /* the row generator's string link tables (CI) */
+  int dict_size;           /* with opts->census: the value dictionary the build would choose, */
+  double dict_cover;       /* and the share of its sample it codes (spmv/valdict.h) */
+  int64_t exp_bytes;       /* every Expansion block, cached */
+  int64_t ncached, cached_bytes; /* blocks kept within the budget, in row order */
+  int64_t need;            /* explicit matrices: bytes the budget must hold (else exit 4) */
+  int64_t regen_rows;      /* rows of the blocks not cached: regenerated in every CPU product */
+  int64_t regen_elements;  /* the elements generated for them (their whole rows) */
+} cis_hmat_plan;
+
+/* The plan of cis_hmat_build_ci_penalty with the same arguments. */
+cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
+                         const cis_hmat_opts *opts, double spin_shift, double spin_s2,
+                         cis_hmat_plan *out);
+/* The plan of cis_hmat_build_csr. */
+cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_plan *out);
 
 /* The whole matrix (our order) as CSR, both triangles, rows sorted (for --export-matrix and
  * tests). Allocates *out's arrays. */

@@ -397,6 +397,10 @@ int cis_space_nwords(const cis_space *s) { return s->nw; }
 int cis_space_nalpha(const cis_space *s) { return s->nalpha; }
 int cis_space_nbeta(const cis_space *s) { return s->nbeta; }
 const char *cis_space_describe(const cis_space *s) { return s->desc; }
+int64_t cis_space_bytes(const cis_space *s) {
+  int64_t strings = (s->astr.n + s->bstr.n) * (int64_t)s->nw * 8 + (s->astr.n + 1) * 8;
+  return strings + s->ndet * (4 + 4 + 4 + 4 + 8); /* det_ia, det_ib, amaj_ib, amaj_det, hdiag */
+}
 const double *cis_space_hdiag(const cis_space *s) { return s->hdiag; }
 const uint64_t *cis_space_ref_labels(const cis_space *s) { return s->ref_label; }
 const int64_t *cis_space_ref_partners(const cis_space *s) { return s->ref_partner; }

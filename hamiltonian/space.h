@@ -37,6 +37,7 @@ int cis_space_nwords(const cis_space *s);
 int cis_space_nalpha(const cis_space *s);
 int cis_space_nbeta(const cis_space *s);
 const char *cis_space_describe(const cis_space *s); /* e.g. "CISD (level 2)" */
+int64_t cis_space_bytes(const cis_space *s);        /* host memory it holds */
 /* Strings of determinant i (in our order): nwords words each. */
 const uint64_t *cis_space_alpha(const cis_space *s, int64_t i);
 const uint64_t *cis_space_beta(const cis_space *s, int64_t i);

@@ -72,6 +72,7 @@ static const opt_desc k_opts[] = {
     {"checkpoint-interval", ARG_REQUIRED, "SEC", "write a checkpoint every SEC seconds (default 1800; 0 = off)"},
     {"restart", ARG_OPTIONAL, "FILE", "resume from the checkpoint (--restart=FILE for another file)"},
     {"walltime", ARG_REQUIRED, "HH:MM:SS", "stop with a checkpoint (exit 3) safely before this much time"},
+    {"dry-run", ARG_NONE, NULL, "print the plan (determinants, estimated nonzeros, host and GPU memory, placement, cost of a product) without building the matrix; writes nothing"},
     {"verbose", ARG_NONE, NULL, "more detail, and a trace with errors"},
     {"quiet", ARG_NONE, NULL, "print only the final energies"},
     {"help", ARG_NONE, NULL, "this help"},
@@ -108,6 +109,8 @@ void cis_options_print_help(void) {
     printf("  %-26s %s\n", lhs, k_opts[i].help);
   }
   printf(
+      "\nLong builds and uploads print progress lines (rows done, rate, time left): updated in\n"
+      "place on a terminal, every 10 s in a log; none with --quiet (docs/usage.md).\n"
       "\nexit codes: 0 converged; 1 bad usage or input; 2 not converged (results written and\n"
       "flagged); 3 stopped by a signal or walltime after a checkpoint; 4 resources (no usable\n"
       "GPU when one was demanded, memory budget too small). See docs/exit-codes.md.\n");
@@ -260,6 +263,8 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
   } else if (strcmp(name, "walltime") == 0) {
     if (cis_parse_walltime(v, &o->walltime) != 0)
       CIS_ERROR(CIS_ERR_USAGE, "--walltime: '%s' is not a time (expected HH:MM:SS, MM:SS or SS)", v);
+  } else if (strcmp(name, "dry-run") == 0) {
+    o->dry_run = 1;
   } else if (strcmp(name, "verbose") == 0) {
     o->verbose = 1;
   } else if (strcmp(name, "quiet") == 0) {
@@ -376,7 +381,8 @@ cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, c
   for (int i = 0; i < kv->n; i++) {
     const char *name = kv->kv[i].key;
     const opt_desc *d = find_opt(name, strlen(name));
-    if (!d || strcmp(name, "help") == 0 || strcmp(name, "version") == 0)
+    if (!d || strcmp(name, "help") == 0 || strcmp(name, "version") == 0 ||
+        strcmp(name, "dry-run") == 0) /* what to do with the file: the command line's to say */
       CIS_ERROR(CIS_ERR_INPUT, "%s: /options has an unknown option '%s'", o->input, name);
     if (is_path_option(name))
       CIS_ERROR(CIS_ERR_INPUT,

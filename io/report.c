@@ -1,9 +1,11 @@
+#define _POSIX_C_SOURCE 200809L
 #include "io/report.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "core/version.h"
@@ -287,4 +289,258 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
   /* The backend's own account: for a GPU, placement and the split of each product. */
   if (r->be && r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);
   fflush(stdout);
+}
+
+/* ---- the plan (--dry-run) --------------------------------------------------------------- */
+
+/* "about 1.13e+09" for an estimate, the number itself when counted. */
+static const char *count_str(int64_t v, int exact, char *buf, size_t len) {
+  if (exact)
+    snprintf(buf, len, "%lld", (long long)v);
+  else
+    snprintf(buf, len, "about %.4g", (double)v);
+  return buf;
+}
+
+static void plan_nonzeros(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[48], b2[48], b3[48];
+  int64_t nnz = hm->nnz_ref + hm->nnz_exp;
+  printf("nonzeros         %s (%.1f per row): Reference (ELL) %s, Expansion (CSR) %s", 
+         count_str(nnz, hm->exact, b1, sizeof b1), hm->n ? (double)nnz / (double)hm->n : 0.0,
+         count_str(hm->nnz_ref, hm->exact, b2, sizeof b2),
+         count_str(hm->nnz_exp, hm->exact, b3, sizeof b3));
+  if (pl->space[0] && hm->exact)
+    printf("; counted: every row generated (and none stored)\n");
+  else if (pl->space[0])
+    printf("; estimated from %lld rows spread over the space, +-%.2g%% (two standard errors)\n",
+           (long long)hm->nsample, 200.0 * hm->rel_err);
+  else
+    printf("; counted\n");
+}
+
+static void plan_host(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+  const char *why = pl->mem_asked ? "--mem"
+                    : hm->gpu_holds_all
+                        ? "default on a GPU that will hold every block: none; --mem for a host "
+                          "cache"
+                        : "default: 3/4 of the available memory less the solver's vectors";
+  printf("host cache       budget %s (%s): ", cis_format_bytes((double)hm->budget, b1, sizeof b1),
+         why);
+  if (!pl->space[0] && hm->need > hm->budget)
+    printf("too small for the Expansion blocks' %s: a run stops with exit code 4\n",
+           cis_format_bytes((double)hm->need, b2, sizeof b2));
+  else if (hm->ncached == 0 && hm->gpu_holds_all)
+    printf("none of the %lld Expansion blocks of %lld rows cached: the GPU holds them\n",
+           (long long)hm->nblocks, (long long)hm->block_rows);
+  else if (hm->ncached == hm->nblocks)
+    printf("every Expansion block cached, %lld blocks of %lld rows, %s\n", (long long)hm->nblocks,
+           (long long)hm->block_rows, cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2));
+  else
+    printf("%lld of %lld Expansion blocks of %lld rows cached (%s of %s), the others %s\n",
+           (long long)hm->ncached, (long long)hm->nblocks, (long long)hm->block_rows,
+           cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2),
+           cis_format_bytes((double)hm->exp_bytes, b3, sizeof b3),
+           pl->device == CIS_PLAN_GPU ? "held by the GPU or regenerated (below)"
+                                      : "regenerated in every product");
+  printf("host memory      about %s: the cache %s, the ELL block %s, the solver's vectors %s "
+         "(%lld of length %lld), %s %s, the input %s",
+         cis_format_bytes((double)pl->host_bytes, b1, sizeof b1),
+         cis_format_bytes((double)hm->cached_bytes, b2, sizeof b2),
+         cis_format_bytes((double)hm->ell_bytes, b3, sizeof b3),
+         cis_format_bytes((double)pl->vector_bytes, b4, sizeof b4), (long long)pl->host_vectors,
+         (long long)hm->n, pl->space[0] ? "the space and its link tables" : "the permutation",
+         cis_format_bytes((double)pl->space_bytes, b5, sizeof b5),
+         cis_format_bytes((double)pl->input_bytes, b6, sizeof b6));
+  if (pl->copy_bytes)
+    printf(", its permuted copy %s", cis_format_bytes((double)pl->copy_bytes, b1, sizeof b1));
+  printf("\n");
+}
+
+static void plan_gpu_lines(const cis_plan *pl, int r_gpu_mem) {
+  const cis_hmat_plan *hm = &pl->hm;
+  const cis_place_plan *g = &pl->place;
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
+  printf("gpu memory       about %s of %s: the matrix is offered %s (%s; %s kept for %lld "
+         "solver vectors); ELL block %s, resident Expansion %s, workspace and row pointers %s, "
+         "streaming buffers %s%s\n",
+         cis_format_bytes((double)pl->gpu_bytes, b1, sizeof b1),
+         cis_format_bytes((double)pl->gpu.memory, b2, sizeof b2),
+         cis_format_bytes((double)pl->gpu_offer, b3, sizeof b3),
+         r_gpu_mem ? "--gpu-mem" : "95% of the memory less the vectors' room",
+         cis_format_bytes((double)(pl->gpu_vectors * hm->n * 8), b4, sizeof b4),
+         (long long)pl->gpu_vectors, cis_format_bytes((double)g->ell_bytes, b5, sizeof b5),
+         cis_format_bytes((double)g->resident_bytes, b6, sizeof b6),
+         cis_format_bytes((double)(g->min_bytes - g->ell_bytes), b7, sizeof b7),
+         cis_format_bytes((double)g->stream_reserve, b8, sizeof b8),
+         g->streamed_blocks ? "" : " kept back (nothing streams)");
+  if (g->min_bytes > pl->gpu_offer) {
+    printf("gpu placement    the ELL block and the workspace need %s, more than the %s offered: "
+           "a run stops with exit code 4 (--gpu-mem, or a smaller --ref-size)\n",
+           cis_format_bytes((double)g->min_bytes, b1, sizeof b1),
+           cis_format_bytes((double)pl->gpu_offer, b2, sizeof b2));
+    return;
+  }
+  if (g->streamed_blocks == 0)
+    printf("gpu placement    every Expansion block resident (%lld), %s\n", (long long)hm->nblocks,
+           g->regenerated_at_upload == 0 ? "copied from the host cache at upload"
+           : g->pool ? "sent to the GPU as the build generates them (the build's pool)"
+                     : "regenerated once at upload (the host caches them not)");
+  else
+    printf("gpu placement    %lld of %lld Expansion blocks resident%s; %lld streamed in every "
+           "product, %lld of them from the host cache and %lld regenerated by the host\n",
+           (long long)g->resident_blocks, (long long)hm->nblocks,
+           g->regenerated_at_upload ? " (some regenerated once at upload)" : "",
+           (long long)g->streamed_blocks,
+           (long long)CIS_MIN(g->streamed_cached, g->streamed_blocks),
+           (long long)(g->streamed_blocks - CIS_MIN(g->streamed_cached, g->streamed_blocks)));
+  char coded[160] = "plain values (12 bytes an entry)";
+  if (!pl->space[0]) /* no census before the upload: its own decides */
+    snprintf(coded, sizeof coded, "plain values (12 bytes an entry) unless the upload finds "
+             "that they repeat");
+  else if (g->coded)
+    snprintf(coded, sizeof coded, "coded values: a dictionary of %d magnitudes codes %.0f%% of "
+             "the sampled entries (%d bytes an entry instead of %d)", hm->dict_size,
+             100.0 * hm->dict_cover, 2 + g->csr_bits / 8, 8 + g->csr_bits / 8);
+  if (g->sell_candidate)
+    printf("gpu layout       SELL-32, a lane per row, where its padding adds at most a quarter "
+           "and the upload has room for it (counted at upload; else the hybrid layout below)\n");
+  printf("gpu layout       hybrid: Reference ELL%s with %d-bit columns; Expansion CSR with %d-bit "
+         "columns, %s\n", g->tiled ? " in tiles of 2048 columns" : "", g->index_bits,
+         g->csr_bits, coded);
+}
+
+static void plan_cost(const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[32], b2[32], rate[160] = "";
+  int gpu = pl->device == CIS_PLAN_GPU;
+  if (hm->gen_rate > 0)
+    snprintf(rate, sizeof rate, "the sampled rate, %.3g elements a second on each of %d threads",
+             hm->gen_rate, pl->threads);
+  printf("product          reads %s of matrix %s",
+         cis_format_bytes((double)pl->product_read, b1, sizeof b1),
+         gpu ? "on the GPU" : "from host memory");
+  if (gpu)
+    printf(", sends %s from the host", cis_format_bytes((double)pl->product_sent, b2, sizeof b2));
+  if (pl->product_regen == 0)
+    printf(", regenerates nothing\n");
+  else if (pl->product_regen_seconds > 0)
+    printf(", regenerates about %.3g elements on the host: about %.3g s at %s (an estimate)\n",
+           (double)pl->product_regen, pl->product_regen_seconds, rate);
+  else
+    printf(", regenerates about %.3g elements on the host\n", (double)pl->product_regen);
+  if (pl->space[0] && hm->gen_rate > 0) {
+    double elements = (double)(hm->nnz_ref + hm->nnz_exp);
+    printf("build            generates about %.3g elements: generating them alone takes about "
+           "%.3g s at %s (an estimate; storing them adds to it)\n",
+           elements, elements / (hm->gen_rate * pl->threads), rate);
+  }
+}
+
+void cis_report_plan(const cis_report *r, const cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  char b1[32];
+  printf("dry run          the plan of this run: the space is built and rows are sampled, no "
+         "matrix is built, no file written\n");
+  if (pl->space[0])
+    printf("space            %s, %lld determinants\n", pl->space, (long long)hm->n);
+  else
+    printf("space            explicit matrix, n = %lld\n", (long long)hm->n);
+  printf("reference region %lld determinants (%s)", (long long)hm->nref,
+         r->opt->ref_size ? "--ref-size" : "automatic");
+  if (hm->npre < hm->nref)
+    printf("; the preconditioner's dense block is its first %lld", (long long)hm->npre);
+  printf("\n");
+  plan_nonzeros(pl);
+  if (pl->device == CIS_PLAN_GPU)
+    printf("device           GPU %d: %s, %s, compute capability %d.%d (from its properties; a "
+           "run checks it is usable)\n", r->opt->device_index < 0 ? 0 : r->opt->device_index,
+           pl->gpu.name, cis_format_bytes((double)pl->gpu.memory, b1, sizeof b1),
+           pl->gpu.major, pl->gpu.minor);
+  else if (pl->device == CIS_PLAN_NO_GPU)
+    printf("device           --device gpu, but no usable GPU (%s): a run stops with exit code 4; "
+           "the host's part below is what it builds first\n", pl->note);
+  else if (pl->note[0])
+    printf("device           CPU, %d threads (%s)\n", pl->threads, pl->note);
+  else
+    printf("device           CPU, %d threads\n", pl->threads);
+  plan_host(pl);
+  if (pl->device == CIS_PLAN_GPU)
+    plan_gpu_lines(pl, r->opt->gpu_mem > 0 && pl->gpu_offer == r->opt->gpu_mem);
+  if (!(!pl->space[0] && hm->need > hm->budget)) plan_cost(pl);
+  fflush(stdout);
+}
+
+/* ---- progress of long passes ------------------------------------------------------------- */
+
+#define CIS_PROGRESS_TTY_FIRST 1.0  /* seconds into a pass before a terminal's line appears */
+#define CIS_PROGRESS_TTY_EVERY 0.25 /* between its updates */
+#define CIS_PROGRESS_LOG_EVERY 10.0 /* a log's: before its first line, and between lines */
+
+static const char *duration(double s, char *buf, size_t len) {
+  if (s < 10)
+    snprintf(buf, len, "%.1f s", s);
+  else if (s < 120)
+    snprintf(buf, len, "%.0f s", s);
+  else if (s < 7200)
+    snprintf(buf, len, "%.0f min", s / 60);
+  else
+    snprintf(buf, len, "%.1f h", s / 3600);
+  return buf;
+}
+
+static void meter_update(cis_progress *p, const char *what, int64_t done, int64_t total) {
+  cis_report_meter *m = (cis_report_meter *)p;
+  double now = cis_wtime();
+  if (done == 0) { /* a pass starts */
+    m->t0 = now;
+    m->next = now + m->first;
+    m->shown = 0;
+    return;
+  }
+  if (now < m->next || total <= 0) return;
+  m->next = now + m->every;
+  double el = now - m->t0, rate = el > 0 ? (double)done / el : 0.0;
+  char t1[32], t2[32];
+  if (m->tty)
+    printf("\rprogress         %s: %.1f%% (%lld of %lld rows), %.3g rows/s, about %s left\033[K",
+           what, 100.0 * (double)done / (double)total, (long long)done, (long long)total, rate,
+           duration(rate > 0 ? (double)(total - done) / rate : 0.0, t1, sizeof t1));
+  else
+    printf("progress         %s: %.1f%% (%lld of %lld rows) in %s, %.3g rows/s, about %s left\n",
+           what, 100.0 * (double)done / (double)total, (long long)done, (long long)total,
+           duration(el, t1, sizeof t1), rate,
+           duration(rate > 0 ? (double)(total - done) / rate : 0.0, t2, sizeof t2));
+  fflush(stdout);
+  m->shown = 1;
+}
+
+/* A terminal's line is cleared: the report's own lines follow. */
+static void meter_finish(cis_progress *p) {
+  cis_report_meter *m = (cis_report_meter *)p;
+  if (m->tty && m->shown) {
+    printf("\r\033[K");
+    fflush(stdout);
+  }
+  m->shown = 0;
+}
+
+cis_progress *cis_report_progress(cis_report *r) {
+  cis_report_meter *m = &r->meter;
+  if (quiet(r)) return NULL;
+  memset(m, 0, sizeof *m);
+  m->base.update = meter_update;
+  m->base.finish = meter_finish;
+  m->tty = isatty(STDOUT_FILENO);
+  m->first = m->tty ? CIS_PROGRESS_TTY_FIRST : CIS_PROGRESS_LOG_EVERY;
+  m->every = m->tty ? CIS_PROGRESS_TTY_EVERY : CIS_PROGRESS_LOG_EVERY;
+  const char *env = getenv("CISOLVE_PROGRESS_INTERVAL");
+  double sec;
+  if (env && *env && cis_parse_double(env, "CISOLVE_PROGRESS_INTERVAL", &sec) == CIS_OK &&
+      sec >= 0)
+    m->first = m->every = sec;
+  cis_error_clear();
+  return &m->base;
 }

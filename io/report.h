@@ -4,10 +4,23 @@
 #define CIS_REPORT_H
 
 #include "core/options.h"
+#include "core/plan.h"
 #include "hamiltonian/hmat.h"
 #include "io/output.h"
 #include "kernels/backend.h"
 #include "solver/eigs.h"
+
+/* The listener of long passes (core/progress.h; cis_report_progress): on a terminal, a line
+ * that updates in place at most four times a second, from a second into the pass; in a log
+ * (stdout not a terminal), a line every 10 seconds, the first after 10, so that a shorter pass
+ * prints nothing; nothing with --quiet. The environment variable CISOLVE_PROGRESS_INTERVAL=SEC
+ * sets both intervals and the first delay (tests; docs/usage.md). */
+typedef struct {
+  cis_progress base;
+  int tty, shown;
+  double first, every; /* seconds: before the first line, between lines */
+  double t0, next;     /* the pass's start, the next line's earliest time */
+} cis_report_meter;
 
 typedef struct {
   const cis_options *opt;
@@ -24,6 +37,7 @@ typedef struct {
   double t_read, t_device, t_solve, t_ckpt, t_analysis;
   int last_iter_printed;
   const cis_analysis *an; /* may be NULL */
+  cis_report_meter meter;  /* cis_report_progress's */
 } cis_report;
 
 void cis_report_problem(const cis_report *r);
@@ -32,5 +46,9 @@ void cis_report_matrix(const cis_report *r);
 int cis_report_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                     const int *conv, int nbasis);
 void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2);
+/* The listener to give long passes (cis_hmat_opts.progress), NULL with --quiet. */
+cis_progress *cis_report_progress(cis_report *r);
+/* The plan of the run (--dry-run): sizes, memory, placement, the cost of a product. */
+void cis_report_plan(const cis_report *r, const cis_plan *pl);
 
 #endif

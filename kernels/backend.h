@@ -81,6 +81,16 @@ int cis_backend_cuda_device_count(void);
 /* The memory of CUDA device `device` (< 0: device 0) in bytes, from its properties (no context
  * is started for it); 0 when there is no such device. */
 int64_t cis_backend_cuda_device_memory(int device);
+/* CUDA device `device` (< 0: device 0) as its properties describe it, read without starting a
+ * context (a plan, --dry-run): CIS_ERR_RESOURCE naming why when there is no such device,
+ * CIS_ERR_NOT_COMPILED without CUDA. */
+typedef struct {
+  char name[256];
+  int64_t memory; /* bytes */
+  int64_t l2;     /* L2 cache, bytes */
+  int major, minor;
+} cis_gpu_props;
+cis_err cis_backend_cuda_props(int device, cis_gpu_props *out);
 /* The pool a GPU run's build sends its Expansion blocks to as it generates them, so that its
  * upload generates none again (spmv/hyb_cuda.h, cis_hyb_cuda_pool_create; give it to the build
  * as cis_hmat_opts.sink): for GPU `device` (< 0: device 0), which offers the matrix

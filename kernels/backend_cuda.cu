@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 extern "C" {
 #include "core/util.h"
@@ -349,6 +350,28 @@ extern "C" int64_t cis_backend_cuda_device_memory(int device) {
     return 0;
   }
   return (int64_t)prop.totalGlobalMem;
+}
+
+extern "C" cis_err cis_backend_cuda_props(int device, cis_gpu_props *out) {
+  int count = 0, dev = device < 0 ? 0 : device;
+  cudaDeviceProp prop;
+  memset(out, 0, sizeof *out);
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    CIS_ERROR(CIS_ERR_RESOURCE, "no usable CUDA device: cudaGetDeviceCount: %s (%s)",
+              cudaGetErrorName(e), cudaGetErrorString(e));
+  }
+  if (dev >= count)
+    CIS_ERROR(CIS_ERR_RESOURCE, "GPU %d asked for, but %d CUDA device%s found", dev, count,
+              count == 1 ? "" : "s");
+  CIS_CUDA(cudaGetDeviceProperties(&prop, dev));
+  snprintf(out->name, sizeof out->name, "%s", prop.name);
+  out->memory = (int64_t)prop.totalGlobalMem;
+  out->l2 = prop.l2CacheSize;
+  out->major = prop.major;
+  out->minor = prop.minor;
+  return CIS_OK;
 }
 
 /* The context start-up on a helper thread (cis_backend_cuda_prewarm): the primary context is

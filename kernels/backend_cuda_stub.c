@@ -1,5 +1,6 @@
 /* cisolve: the CUDA backend's entry points when CUDA is built out, so the core always links. */
 #include <stddef.h>
+#include <string.h>
 
 #include "kernels/backend.h"
 
@@ -16,6 +17,13 @@ int cis_backend_cuda_device_count(void) { return 0; }
 int64_t cis_backend_cuda_device_memory(int device) {
   (void)device;
   return 0;
+}
+
+cis_err cis_backend_cuda_props(int device, cis_gpu_props *out) {
+  (void)device;
+  memset(out, 0, sizeof *out);
+  CIS_ERROR(CIS_ERR_NOT_COMPILED,
+            "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
 }
 
 cis_err cis_backend_cuda_pool_create(int device, int64_t device_bytes, cis_block_sink **out) {

@@ -1,6 +1,7 @@
 /* cisolve: the census of a hybrid matrix's Expansion rows (spmv/census.h). */
 #include "spmv/census.h"
 
+#include <omp.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -86,6 +87,8 @@ int cis_census_complete(const cis_census *c) {
 
 cis_err cis_census_take(cis_census *c, const cis_hyb *h, const unsigned char *want) {
   cis_worker_error we = {CIS_OK, ""};
+  int64_t rows_done = 0;
+  cis_progress_update(h->progress, "counting the rows for the GPU", 0, h->n);
 #pragma omp parallel
   {
     cis_csr_block scratch;
@@ -100,9 +103,17 @@ cis_err cis_census_take(cis_census *c, const cis_hyb *h, const unsigned char *wa
         continue;
       }
       cis_census_block(c, b, blk);
+      if (h->progress) { /* counted by every thread, told by one */
+        int64_t done;
+#pragma omp atomic capture
+        done = rows_done += h->blocks[b].nrows;
+        if (omp_get_thread_num() == 0)
+          cis_progress_update(h->progress, "counting the rows for the GPU", done, h->n);
+      }
     }
     cis_csr_block_free(&scratch);
   }
+  cis_progress_finish(h->progress);
   CIS_WORKER_RERAISE(we);
   return CIS_OK;
 }

@@ -64,11 +64,14 @@ void cis_hyb_free(cis_hyb *h) {
   h->ncached = 0;
 }
 
-int64_t cis_ell_bytes(const cis_ell *e) {
-  int64_t entries = e->slice_ptr ? e->slice_ptr[e->nslices] : 0;
+int64_t cis_ell_bytes_of(int64_t entries, int64_t nslices, int64_t nrows) {
   return entries * (int64_t)(sizeof(int32_t) + sizeof(double)) +
-         (e->nslices + 1) * (int64_t)sizeof(int64_t) + e->nslices * (int64_t)sizeof(int32_t) +
-         e->nrows * (int64_t)sizeof(int32_t);
+         (nslices + 1) * (int64_t)sizeof(int64_t) + nslices * (int64_t)sizeof(int32_t) +
+         nrows * (int64_t)sizeof(int32_t);
+}
+
+int64_t cis_ell_bytes(const cis_ell *e) {
+  return cis_ell_bytes_of(e->slice_ptr ? e->slice_ptr[e->nslices] : 0, e->nslices, e->nrows);
 }
 
 /* Only the CSR blocks: the ELL part is counted by cis_ell_bytes. */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/problem.h"
 
 typedef struct {
@@ -73,6 +74,8 @@ typedef struct {
                                      while they were generated (spmv/census.h) */
   cis_block_sink *sink;           /* optional, borrowed: where the build sent every Expansion
                                      block as it generated it (cis_block_sink below) */
+  cis_progress *progress;         /* optional, borrowed: told how long passes over the rows
+                                     (an upload that generates them) advance */
 } cis_hyb;
 
 /* Where a build sends each Expansion block as soon as it has generated it (cis_hmat_opts.sink):
@@ -107,8 +110,10 @@ void cis_csr_block_free(cis_csr_block *b);
 void cis_ell_free(cis_ell *e);
 void cis_hyb_free(cis_hyb *h);
 
-/* Bytes held: ELL (values + indices + slice data), cached CSR blocks. */
+/* Bytes held: ELL (values + indices + slice data), cached CSR blocks; an ELL of `entries`
+ * (padding included) in nslices slices of nrows rows. */
 int64_t cis_ell_bytes(const cis_ell *e);
+int64_t cis_ell_bytes_of(int64_t entries, int64_t nslices, int64_t nrows);
 int64_t cis_hyb_cached_bytes(const cis_hyb *h);
 
 /* Split an explicit CSR matrix (n x n, our order) at `boundary` into a fully cached hybrid

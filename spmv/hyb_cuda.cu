@@ -20,7 +20,6 @@ extern "C" {
 #include "spmv/hyb_cuda.h"
 #include "spmv/hyb_kernels.cuh"
 
-#define CIS_NSLOTS 2
 /* Host staging for the ELL upload, in entries. */
 #define CIS_ELL_CHUNK ((int64_t)1 << 22)
 /* Host staging for the Expansion upload, in entries (18 bytes each at most), two buffers. */
@@ -138,7 +137,7 @@ static cis_err device_slice_ptr(const cis_ell *e, int64_t **out) {
   p[0] = 0;
   for (int64_t s = 0; s < e->nslices; s++) {
     int64_t rows = CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice);
-    p[s + 1] = p[s] + rows * even(e->slice_width[s]);
+    p[s + 1] = p[s] + rows * cis_place_slice_width(e->slice_width[s]);
   }
   *out = p;
   return CIS_OK;
@@ -147,17 +146,13 @@ static cis_err device_slice_ptr(const cis_ell *e, int64_t **out) {
 static int64_t ell_entries(const cis_ell *e) {
   int64_t m = 0;
   for (int64_t s = 0; s < e->nslices; s++)
-    m += CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice) * even(e->slice_width[s]);
+    m += CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice) *
+         cis_place_slice_width(e->slice_width[s]);
   return m;
 }
 
-static int64_t tile_count(const cis_hyb *h) {
-  return (h->ell.boundary + CIS_TILE_COLS - 1) / CIS_TILE_COLS;
-}
-
-static int64_t group_count(const cis_hyb *h) {
-  return (h->n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS;
-}
+static int64_t tile_count(const cis_hyb *h) { return cis_place_tile_count(h->ell.boundary); }
+static int64_t group_count(const cis_hyb *h) { return cis_place_group_count(h->n); }
 
 /* Vectors per pass of the multi-vector kernel, for a matrix of `bytes` on the device, every
  * block resident or not (`resident`), with n rows:
@@ -201,31 +196,23 @@ static int vectors_per_pass(int64_t bytes, int64_t l2, int resident, int coop, i
  * tile, 2048 groups) took 5.35 ms tiled against 8.52 ms. Its 32K-row one (64 groups, so half the
  * multiprocessors idle) took 0.410 ms against 0.133, and on an H200 H2O/6-31G FCI with
  * --ref-size 40000 (0.8 entries per row and tile) 5.09 ms against 3.75 (docs/BENCHMARKS.md).
- * And when a group's entries can be counted in 32 bits. */
-#define CIS_TILE_AUTO_COLS 32768
-#define CIS_TILE_AUTO_ROWS 262144
+ * And when a group's entries can be counted in 32 bits. (The thresholds: spmv/hyb_place.h.) */
 static int tiled_layout(const cis_hyb *h, int flags) {
   const cis_ell *e = &h->ell;
-  if ((flags & (CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_INDEX32)) || e->boundary == 0) return 0;
-  if (!(flags & CIS_HYB_CUDA_TILED) &&
-      (e->boundary <= CIS_TILE_AUTO_COLS || h->n < CIS_TILE_AUTO_ROWS ||
-       e->nnz < (int64_t)CIS_TILE_LANES * h->n * tile_count(h)))
-    return 0;
+  if (!cis_place_tiled_wanted(h->n, e->boundary, e->nnz, flags)) return 0;
   int32_t longest = 0;
   for (int64_t r = 0; r < e->nrows; r++) longest = CIS_MAX(longest, e->row_len[r]);
-  return (int64_t)longest * CIS_TILE_ROWS <= (int64_t)UINT32_MAX;
+  return cis_place_tiled_fits(longest);
 }
 
 /* Device bytes of the tiled Reference region: 10 per entry, the offsets, the group starts. */
 static int64_t tiled_bytes(const cis_hyb *h) {
-  return h->ell.nnz * 10 + group_count(h) * (tile_count(h) * CIS_TILE_ROWS + 1) * 4 +
-         (group_count(h) + 1) * 8;
+  return cis_place_tiled_bytes(h->n, h->ell.boundary, h->ell.nnz);
 }
 
 /* ELL columns: 16-bit when boundary <= 65536, and always in tiles (counted from the tile). */
 static int index_bits(const cis_hyb *h, int flags) {
-  if (tiled_layout(h, flags)) return 16;
-  return (flags & CIS_HYB_CUDA_INDEX32) || h->ell.boundary > 65536 ? 32 : 16;
+  return cis_place_index_bits(tiled_layout(h, flags), h->ell.boundary, flags);
 }
 
 /* 16-bit resident Expansion columns when every column fits: 10 bytes a plain entry instead of
@@ -233,15 +220,12 @@ static int index_bits(const cis_hyb *h, int flags) {
  * n <= boundary + 65536, but the offset cost 4-8% on H2O/6-31G FCI, whose columns are 32-bit
  * anyway: the index arithmetic of every gather changed, docs/BENCHMARKS.md.) */
 static int csr_bits(const cis_hyb *h, int flags) {
-  return index_bits(h, flags) == 16 && h->n <= 65536 ? 16 : 32;
+  return cis_place_csr_bits(index_bits(h, flags), h->n);
 }
 
 /* Device bytes of the sliced ELL with `bits`-bit columns (and `paper`: 32-bit ones too). */
 static int64_t sliced_bytes(const cis_ell *e, int bits, int paper) {
-  int64_t m = ell_entries(e) + 2;
-  int64_t b = m * (int64_t)(sizeof(double) + bits / 8) + (e->nslices + 1) * 8 +
-              e->nslices * 4 + e->nrows * 4;
-  return paper && bits == 16 ? b + m * 4 : b;
+  return cis_place_sliced_bytes(ell_entries(e), e->nslices, e->nrows, bits, paper);
 }
 
 int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
@@ -252,9 +236,7 @@ int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
     b = tiled_bytes(h) + (paper ? sliced_bytes(&h->ell, 32, 0) : 0);
   else
     b = sliced_bytes(&h->ell, index_bits(h, flags), paper);
-  b += (h->n + 1) * 8 + 2 * (8 + csr_bits(h, flags) / 8); /* CSR row pointers and padding */
-  b += h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;           /* multi-vector workspace */
-  return b;
+  return cis_place_min_bytes(h->n, b, csr_bits(h, flags));
 }
 
 /* ---- upload ------------------------------------------------------------------------------ */
@@ -284,7 +266,7 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
                      int paper, int lanes, int32_t *to, double *val, void *col, int32_t *col32) {
   int64_t base = dptr[s0];
   for (int64_t s = s0; s < s1; s++) {
-    int64_t w = e->slice_width[s], dw = even(w);
+    int64_t w = e->slice_width[s], dw = cis_place_slice_width(w);
     int64_t rows = CIS_MIN((int64_t)e->slice, e->nrows - s * e->slice);
     for (int64_t l = 0; l < rows; l++) {
       const int32_t *sc = e->col + e->slice_ptr[s] + l * w;
@@ -350,7 +332,8 @@ static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int bits, int flags
   int64_t m = 0;
   CIS_TRY(device_slice_ptr(e, &dptr));
   CIS_TRY(cis_malloc(&dwidth, (size_t)e->nslices, sizeof *dwidth, "device ELL slice widths"));
-  for (int64_t s = 0; s < e->nslices; s++) dwidth[s] = (int32_t)even(e->slice_width[s]);
+  for (int64_t s = 0; s < e->nslices; s++)
+    dwidth[s] = (int32_t)cis_place_slice_width(e->slice_width[s]);
   m = dptr[e->nslices] + 2;
   CIS_TRY(dev_alloc(&d->slice_ptr, (size_t)(e->nslices + 1) * 8, "ELL slice offsets"));
   CIS_TRY(dev_alloc(&d->slice_width, (size_t)e->nslices * 4, "ELL slice widths"));
@@ -463,14 +446,11 @@ static int may_reside(const cis_hyb *h, int64_t b, int flags) {
  * L2) the coded product took 32.5 us against 28.7 us plain; on FCI (13.6 GB) 2.94 ms against
  * 3.67 ms. */
 static cis_err codes_pay(int flags, int64_t bytes, int *coded) {
-  *coded = 0;
-  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return CIS_OK;
-  if (!(flags & CIS_HYB_CUDA_CODED)) {
-    int64_t l2 = 0;
+  int64_t l2 = 0;
+  if (!(flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE |
+                 CIS_HYB_CUDA_CODED)))
     CIS_CALL(device_l2(&l2));
-    if (bytes <= 2 * l2) return CIS_OK;
-  }
-  *coded = 1;
+  *coded = cis_place_codes_pay(flags, bytes, l2);
   return CIS_OK;
 }
 
@@ -510,13 +490,12 @@ static cis_err census_setup(cis_hyb_cuda *d, int flags) {
 
 /* Device bytes of a resident block: 8 per plain entry and 2 per coded one, plus its column. */
 static int64_t block_bytes(const cis_hyb_cuda *d, int64_t b) {
-  int64_t nnz = d->cen->bnnz[b], c = d->dict ? d->cen->bcoded[b] : 0, cb = d->csr_bits / 8;
-  return (2 + cb) * c + (8 + cb) * (nnz - c);
+  return cis_place_entries_bytes(d->cen->bnnz[b], d->dict ? d->cen->bcoded[b] : 0, d->csr_bits);
 }
 
 /* Device bytes of the coded part besides its entries: row pointers, padding, the table. */
 static int64_t coded_overhead(const cis_hyb_cuda *d) {
-  return (d->h->n + 1) * 8 + 4 * (2 + d->csr_bits / 8) + (int64_t)(d->dict ? d->dict->size : 0) * 8;
+  return cis_place_coded_overhead(d->h->n, d->csr_bits, d->dict ? d->dict->size : 0);
 }
 
 /* Which blocks stay resident: those that may (may_reside), in order, while they fit in `avail`
@@ -599,6 +578,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
   cis_err err = CIS_OK;
   const cis_hyb *h = d->h;
   int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
+  int64_t rows_total = 0, rows_done = 0;
   int64_t longest = CIS_MAX(d->cen->longest, (int64_t)1);
   int64_t(*task)[3] = NULL; /* block, first row, end row */
   int32_t *to = NULL;       /* lane order, one longest row per thread */
@@ -611,8 +591,10 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     if (resident[b]) {
       total += d->cen->bnnz[b];
       biggest = CIS_MAX(biggest, d->cen->bnnz[b]);
+      rows_total += h->blocks[b].nrows;
     }
   if (total == 0) return CIS_OK;
+  cis_progress_update(h->progress, "GPU upload", 0, rows_total);
   CIS_TRY(cis_malloc(&to, (size_t)(nthr * longest), sizeof *to, "upload lane order"));
   CIS_TRY(cis_calloc(&scratch, (size_t)nthr, sizeof *scratch, "upload regenerated rows"));
   /* small matrices get small staging: pinning host memory costs time too */
@@ -626,7 +608,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
   /* the arrays were cleared on the legacy stream, which copy_stream does not wait for */
   CIS_CUDA_TRY(cudaDeviceSynchronize());
   for (int64_t b = 0; b < h->nblocks;) {
-    int64_t sum = 0, first = -1, last = -1;
+    int64_t sum = 0, first = -1, last = -1, group_rows = 0;
     ntask = 0;
     for (; b < h->nblocks; b++) {
       const cis_csr_block *blk = &h->blocks[b];
@@ -635,6 +617,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
       if (first < 0) first = b;
       last = b;
       sum += d->cen->bnnz[b];
+      group_rows += blk->nrows;
       int64_t per = cis_csr_block_cached(blk) ? CIS_ROWS_PER_TASK : CIS_REGEN_ROWS_PER_TASK;
       for (int64_t l = 0; l < blk->nrows; l += per) {
         task[ntask][0] = b;
@@ -694,6 +677,8 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     }
     CIS_CUDA_TRY(cudaEventRecord(copied[slot], cs));
     slot ^= 1;
+    rows_done += group_rows;
+    cis_progress_update(h->progress, "GPU upload", rows_done, rows_total);
   }
   {
     double tw = cis_wtime();
@@ -701,6 +686,7 @@ static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_
     d->info.csr_wait_seconds += cis_wtime() - tw;
   }
 cleanup:
+  cis_progress_finish(h->progress);
   /* no copy may still read the staging when it is freed (after an error too) */
   if (d->copy_stream) cudaStreamSynchronize(d->copy_stream);
   for (int i = 0; i < 2; i++) {
@@ -805,11 +791,6 @@ cleanup:
  * 16-bit codes. On an H100 it took the paper's 1M-row matrix in 4.69 ms against 5.31 in the
  * hybrid layout (Reference region in column tiles), and H2O/6-31G FCI with coded values in 2.93
  * ms against 3.05, four vectors in 1.52 ms a vector against 1.90 (docs/BENCHMARKS.md). */
-#define CIS_SELL_AUTO_ROWS 262144
-#define CIS_SELL_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
-#define CIS_SELL_NOT_AUTO                                                             \
-  (CIS_HYB_CUDA_INDEX32 | CIS_HYB_CUDA_CODED | CIS_HYB_CUDA_ROW_ORDER | CIS_HYB_CUDA_TILED | \
-   CIS_HYB_CUDA_UNTILED)
 
 /* Entries stored, padding included: plain ones (12 bytes: a 32-bit column and a value) and
  * coded ones (6 bytes: a 32-bit column and a 16-bit code). */
@@ -852,8 +833,7 @@ static int sell_layout(const cis_hyb_cuda *d, int flags, const char *resident, s
   int force = (flags & CIS_HYB_CUDA_SELL) != 0;
   int64_t nnz = h->ell.nnz;
   p->slots = p->cslots = 0;
-  if ((flags & CIS_SELL_NEVER) || h->n == 0) return 0;
-  if (!force && ((flags & CIS_SELL_NOT_AUTO) || h->n < CIS_SELL_AUTO_ROWS)) return 0;
+  if (!cis_place_sell_wanted(h->n, flags)) return 0;
   for (int64_t b = 0; b < h->nblocks; b++) {
     if (!resident[b]) return 0;
     nnz += d->cen->bnnz[b];
@@ -960,13 +940,10 @@ static int pool_begin(cis_block_sink *s, const cis_hyb *h, int64_t est, cis_cens
     (void)cudaGetLastError();
     return 0;
   }
-  /* room for the sampled entries and more: the coded share moves with the sample too */
+  /* room for the sampled entries and more, and the layout built beside them */
   double cover = coded && c->dict.size ? c->dict.cover : 0.0;
   p->dict = cover > 0.0 ? &c->dict : NULL;
-  p->ccap = (int64_t)(1.1 * cover * (double)est) + 4096;
-  p->pcap = (int64_t)((1.1 * (1.0 - cover) + 0.05) * (double)est) + 4096;
-  /* the layout is built beside it: as large again, SELL-32 with up to a quarter of padding */
-  if (5 * (p->pcap * 12 + p->ccap * 6) / 2 > p->device_bytes) {
+  if (!cis_place_pool_fits(est, cover, p->device_bytes, &p->pcap, &p->ccap)) {
     char b1[32], b2[32];
     snprintf(p->why, sizeof p->why, "not taken: %s of blocks, with the layout built beside "
              "them, exceed the %s the GPU offers",
@@ -1365,10 +1342,7 @@ static cis_err launch_split(cis_hyb_cuda *d, const double *x, double *y) {
 /* Bytes kept back from the budget for the streaming buffers: two batches of `nscratch` blocks
  * of a quarter more than the mean block, on the device. */
 static int64_t stream_reserve(const cis_hyb *h, int nscratch) {
-  if (h->nblocks == 0) return 0;
-  int64_t per = (int64_t)(1.25 * (double)h->nnz_exp / (double)h->nblocks) * 12 +
-                (h->block_rows + 1) * 8 + 64;
-  return CIS_NSLOTS * (int64_t)CIS_MIN((int64_t)nscratch, h->nblocks) * per;
+  return cis_place_stream_reserve(h->nnz_exp, h->nblocks, h->block_rows, nscratch);
 }
 
 int64_t cis_hyb_cuda_stream_bytes(const cis_hyb *h) {

@@ -48,36 +48,12 @@ extern "C" {
 
 #include "core/error.h"
 #include "spmv/hyb.h"
+#include "spmv/hyb_place.h" /* the upload's flags (CIS_HYB_CUDA_*) and placement rules */
 
 typedef struct cis_hyb_cuda cis_hyb_cuda;
 
 /* Builds of the plain single-vector kernel timed at upload (cis_hyb_cuda_info.tune_ms). */
 #define CIS_HYB_CUDA_PLAIN_LAUNCHES 3
-
-enum {
-  CIS_HYB_CUDA_PAPER = 1,    /* also keep 32-bit ELL columns for cis_hyb_cuda_apply_paper */
-  CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit column indices even where 16 bits would do */
-  CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block (tests) */
-  CIS_HYB_CUDA_PLAIN = 8,    /* no coded values: every resident entry keeps its 8-byte value
-                                (implied by CIS_HYB_CUDA_PAPER) */
-  CIS_HYB_CUDA_CODED = 16,   /* coded values wherever the dictionary pays, even for a matrix
-                                that fits in L2 (tests, benchmarks) */
-  CIS_HYB_CUDA_ROW_ORDER = 32, /* each row's resident entries in the row's own order instead of
-                                  lane order (docs/gpu.md; benchmarks) */
-  CIS_HYB_CUDA_TILED = 64,     /* the Reference region in column tiles whatever its width
-                                  (tests, benchmarks; by default only when it is wider than
-                                  32768 columns, docs/gpu.md) */
-  CIS_HYB_CUDA_UNTILED = 128,  /* never in column tiles (benchmarks) */
-  CIS_HYB_CUDA_SELL = 256,     /* the whole matrix as SELL-32, a lane per row, wherever it can be
-                                  (plain values, every block resident; tests, benchmarks; by
-                                  default only for matrices of 262144 rows or more, docs/gpu.md) */
-  CIS_HYB_CUDA_NO_SELL = 512,  /* never as SELL-32 (benchmarks) */
-  CIS_HYB_CUDA_SPLIT = 1024    /* also the matrix split over thread-block clusters, for products
-                                  of one vector, wherever it can be built (a matrix of at most
-                                  131072 rows, every block resident, sm_90; docs/gpu.md); not by
-                                  default: its host build takes longer than it saves over a
-                                  solve */
-};
 
 typedef struct {
   int64_t ell_bytes;       /* device ELL: values, columns, row lengths, slice data */
@@ -221,7 +197,7 @@ void cis_hyb_cuda_get_times(const cis_hyb_cuda *d, cis_hyb_cuda_times *t);
 /* Y = H X with our kernels: k = 1 uses the single-vector kernel, k > 1 the multi-vector kernel
  * on groups of up to CIS_HYB_CUDA_MAX_K vectors (cis_hyb_cuda_set_group), each group one pass
  * over the matrix. */
-#define CIS_HYB_CUDA_MAX_K 8
+/* (CIS_HYB_CUDA_MAX_K: spmv/hyb_place.h) */
 cis_err cis_hyb_cuda_apply(cis_hyb_cuda *d, int k, const double *X, double *Y);
 /* The multi-vector kernel forced, also for k = 1 (tests and benchmarks). */
 cis_err cis_hyb_cuda_apply_multi(cis_hyb_cuda *d, int k, const double *X, double *Y);

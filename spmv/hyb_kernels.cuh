@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 extern "C" {
+#include "spmv/hyb_place.h"
 #include "spmv/split.h"
 }
 
@@ -326,14 +327,8 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
  * which L1 keeps, where a Reference slice larger than L1 sent one 32-byte L2 sector per entry.
  * (Copying the tile's slice into shared memory first was slower for one vector: 5.63 ms against
  * 5.34 on the 1M-row matrix, H100, docs/BENCHMARKS.md.) */
-#ifndef CIS_TILE_ROWS
-#define CIS_TILE_ROWS 512
-#endif
-#ifndef CIS_TILE_COLS
-#define CIS_TILE_COLS 2048
-#endif
+/* (CIS_TILE_ROWS, CIS_TILE_COLS, CIS_TILE_LANES: spmv/hyb_place.h) */
 #define CIS_TILE_BLOCK 512
-#define CIS_TILE_LANES 8
 
 struct cis_tiled_view {
   int64_t nrows, ntiles;

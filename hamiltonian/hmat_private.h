@@ -1,0 +1,60 @@
+/* cisolve: the rules a Hamiltonian build decides by, shared by the build (hmat.c) and its plan
+ * (hmat_plan.c, --dry-run), so that a plan takes the build's decisions by the build's own
+ * functions. Private to hamiltonian/. */
+#ifndef CIS_HMAT_PRIVATE_H
+#define CIS_HMAT_PRIVATE_H
+
+#include <stdint.h>
+
+#include "hamiltonian/hmat.h"
+#include "hamiltonian/rowgen.h"
+
+#define CIS_ELL_SLICE 32       /* rows per ELL slice */
+#define CIS_BUILD_SAMPLE 512  /* rows a CI build samples to choose its blocks and budget */
+#define CIS_PLAN_SAMPLE 16384 /* rows a plan samples to estimate the nonzeros */
+#define CIS_PLAN_SLICES 1024   /* ELL slices a plan samples to estimate their padding */
+
+/* The OpenMP threads of `n` asked (0: the default). */
+int cis_hmat_nthreads(int n);
+/* Bytes of a cached Expansion block: 8 (rows + 1) + 12 nnz. */
+int64_t cis_hmat_block_bytes(int64_t nrows, int64_t nnz);
+
+/* The Expansion blocks of rows [0, n), block_rows each (row ranges set, none cached). */
+cis_err cis_hmat_alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows);
+
+/* Reference and Expansion entries per row from m rows spread evenly over the space (row
+ * s n / m), on nt threads; optionally each sampled row's Reference and Expansion entries
+ * (ref_len, exp_len: m each) and the seconds the threads spent generating them, summed
+ * (busy). */
+cis_err cis_hmat_sample_rows(const cis_rowgen *g, int64_t m, int nt, double *ref_per_row,
+                             double *exp_per_row, int32_t *ref_len, int32_t *exp_len,
+                             double *busy);
+
+/* What a CI build decides before its pass, from its sample of CIS_BUILD_SAMPLE rows: the block
+ * size, the ELL block's estimated bytes, the budget for cached blocks (0 when the GPU offers
+ * room for every block, cis_hmat_opts.device_bytes). */
+typedef struct {
+  double ref_row, exp_row; /* the sample's entries per row */
+  int64_t block_rows, nblocks, ell_est, budget;
+  int gpu_holds_all;
+} cis_hmat_ci_decision;
+cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
+                           cis_hmat_ci_decision *d);
+
+/* Our order of an explicit matrix (cis_hmat_build_csr's rule: ascending diagonal, ties by
+ * index, the lowest row of each of the first connected components first): perm[new] = old,
+ * inv[old] = new, diag[new] its diagonal, and optionally comp[new] the row's component (its
+ * smallest row, input numbering). */
+cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag,
+                           int64_t *comp);
+/* What an explicit build decides: the Reference region, its Expansion entries, the block size,
+ * the ELL block's bytes as the default budget counts them, the budget, and the bytes the
+ * Expansion blocks need (always all cached: the build fails with CIS_ERR_NOMEM when
+ * need > budget). */
+typedef struct {
+  int64_t nref, nnz_exp, block_rows, ell_est, budget, need;
+} cis_hmat_csr_decision;
+void cis_hmat_csr_decide(const cis_csr *m, const int64_t *perm, const int64_t *inv,
+                         const cis_hmat_opts *opts, cis_hmat_csr_decision *d);
+
+#endif
