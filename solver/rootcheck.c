@@ -161,7 +161,7 @@ cleanup:
 /* A block's next H_PP state is searched when it lies within this multiple of the largest fall
  * of a root below its H_PP value, above E_K (and at least CHECK_WINDOW_MIN Eh): states of one
  * Hamiltonian gain comparable energy from outside the Reference region. */
-#define CHECK_WINDOW_FACTOR 3.0
+#define CHECK_WINDOW_FACTOR 2.5
 #define CHECK_WINDOW_MIN 1e-3
 /* Iterations (one product each) of one block's search, at most. */
 #define CHECK_SEARCH_ITER 40
@@ -171,7 +171,8 @@ cleanup:
 #define CHECK_ROUNDS_EXTRA 2
 
 /* How many roots each block holds: the weight of each root's Reference part in the block's
- * states, summed over the roots and rounded. count: nblocks. */
+ * states, summed over the roots; a block holds a root when it has at least 3/4 of it. count:
+ * nblocks. */
 static cis_err roots_per_block(const cis_refstates *st, const cis_eig_result *res, int64_t n,
                                int *count) {
   int K = res->nroots, m = st->m;
@@ -189,7 +190,9 @@ static cis_err roots_per_block(const cis_refstates *st, const cis_eig_result *re
     if (norm <= 0.0) continue;
     for (int c = 0; c < m; c++) w[st->block[c]] += C[c + k * m] * C[c + k * m] / norm;
   }
-  for (int b = 0; b < st->nblocks; b++) count[b] = (int)floor(w[b] + 0.5);
+  /* A root split between blocks (a degenerate pair across symmetries, mixed) is held by
+   * neither: each block's search then starts from the state the root only half holds. */
+  for (int b = 0; b < st->nblocks; b++) count[b] = (int)floor(w[b] + 0.25);
   cis_free(&C);
   cis_free(&w);
   return CIS_OK;
