@@ -3,7 +3,7 @@
 symmetry and spin blocks, and references for the K lowest states of each.
 
 Run from the repository root:
-    python3 tests/data/make_symm_refs.py                  # every case (about 6 min, one thread)
+    python3 tests/data/make_symm_refs.py                  # every case (about 5 min, one thread)
     python3 tests/data/make_symm_refs.py --only co_dz_cas1010_singlets,nh3_sto3g_triplets
 
 Writes tests/data/NAME.fcidump and NAME.ref for every case and the section of
@@ -116,10 +116,11 @@ CASES = [
     dict(name='n2_631g_cas108_r250_singlets', dump='n2_631g_cas108_r250',
          system='N2, R = 2.5 A, Ms = 0', geom=N2_250,
          basis='6-31G', group='D2h', scf=(0, 0), charge=0, ncas=8, nelecas=(5, 5),
-         K=5, spin=0, args=['--spin', '0', '--nroots', '5'],
-         note='Roots 3-4: the 1Delta_g pair (Ag, B1g). At ce41704 Davidson was right; Lanczos '
-              'returned one partner of the pair and then -108.534215894 (B2g/B3g), 4.43 mEh '
-              'too high.'),
+         K=7, spin=0, args=['--spin', '0', '--nroots', '7'],
+         note='Roots 3-4: the 1Delta_g pair (Ag, B1g); roots 5-6: the 1Pi_g pair (B2g, B3g). '
+              'At ce41704 Davidson was right; Lanczos returned one partner of each pair: roots '
+              '4-6 -108.534215894, -108.532485688, -108.528870774 (4.43, 1.73, 5.35 mEh too '
+              'high).'),
     dict(name='co_dz_cas1010_singlets', dump='co_dz_cas1010', system='CO, R = 1.128 A, Ms = 0',
          geom=CO, basis='cc-pVDZ', group='C2v', scf=(0, 0), charge=0,
          ncas=10, nelecas=(5, 5), K=4, spin=0, args=['--spin', '0', '--nroots', '4'],
