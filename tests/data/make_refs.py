@@ -546,8 +546,9 @@ def p_h2o_sto3g_noons(h2o):
 
 README_HEAD = """# Reference data
 
-Every file here is written by `tests/data/make_refs.py` (helpers in `truncci.py`);
-run from the repository root:
+Every file here is written by `tests/data/make_refs.py` (helpers in `truncci.py`), except
+those of the section "Lowest states" at the end, written by `tests/data/make_symm_refs.py`.
+Run from the repository root:
 
     OMP_NUM_THREADS=1 python3 tests/data/make_refs.py            # everything (about 8 min on one core)
     OMP_NUM_THREADS=1 python3 tests/data/make_refs.py --only h2o_sto3g,oh_631g_doublet
@@ -611,8 +612,17 @@ def readme():
         parts.append('\n### h2o_sto3g.noons\n\nNatural-orbital occupations of the h2o_sto3g FCI ground state: '
                      '`numpy.linalg.eigvalsh(direct_spin1.make_rdm1(c, 7, (5, 5)))`, descending:\n%s\n'
                      % ', '.join('%.10f' % x for x in RESULTS['h2o_sto3g_noons']['noons']))
+    parts.append(kept_section())
     with open('%s/README.md' % DATA, 'w') as f:
         f.write(''.join(parts))
+
+
+def kept_section():
+    """The section that make_symm_refs.py writes (between its markers), kept as it is."""
+    path = '%s/README.md' % DATA
+    text = open(path).read() if os.path.exists(path) else ''
+    m = re.search(r'<!-- LOWEST_BEGIN.*?<!-- LOWEST_END -->\n', text, re.S)
+    return '\n' + m.group(0) if m else ''
 
 
 # --------------------------------------------------------------------- main
