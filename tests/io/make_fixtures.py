@@ -11,9 +11,11 @@
 - reference_values.h literals printed straight from PySCF's arrays (mol.energy_nuc(), the MO
                     h1e and the 1-fold (no packing) MO eri), so the C test checks our readers
                     against numbers that never went through our code.
-- small matrices and the bad inputs of the error tests.
+- small matrices and the bad inputs of the error tests; bad_option.h5 is h2o.h5 with the
+                    option nroots = "zero" (a string where an integer is expected).
 """
 import os
+import shutil
 import sys
 
 import h5py
@@ -123,6 +125,13 @@ def bad_inputs():
             if drop != "h1e":
                 g["h1e"] = np.eye(*(h1shape or (norb, norb)))
             g["eri"] = np.zeros((norb * (norb + 1) // 2) * (norb * (norb + 1) // 2 + 1) // 2)
+    bad_option()
+
+
+def bad_option():
+    shutil.copyfile(os.path.join(DATA, "h2o.h5"), os.path.join(DATA, "bad_option.h5"))
+    with h5py.File(os.path.join(DATA, "bad_option.h5"), "a") as f:
+        f["options"].attrs["nroots"] = "zero"
 
 
 def good_matrices():
