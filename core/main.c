@@ -167,6 +167,7 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
   cis_csr m = {0};
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_hmat_to_csr(h, &m));
   CIS_TRY(cis_matrix_write(o->export_matrix, &m));
   if (!o->quiet)
@@ -214,6 +215,7 @@ static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
 
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_options opt;
   cis_problem prob;
   cis_space *space = NULL;

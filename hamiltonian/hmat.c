@@ -331,6 +331,7 @@ static void ell_pack(cis_hyb *hy, ref_buf *ref) {
 
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   build_state st = {.g = g, .hy = &h->hyb};
   int nt = nthreads_of(opts ? opts->nthreads : 0);
   int64_t n = h->n, nexp = 0;
@@ -406,6 +407,7 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   CIS_CHECK(ints->norb == cis_space_norb(space) && ints->nalpha == cis_space_nalpha(space) &&
                 ints->nbeta == cis_space_nbeta(space),
             CIS_ERR_INTERNAL, "the space was built for other integrals");
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&im, 1, sizeof *im, "Hamiltonian"));
   cis_hmat *h = &im->pub;
   h->n = h->hyb.n = cis_space_ndet(space);
@@ -451,6 +453,7 @@ static int cmp_diag(const void *a, const void *b) {
 /* perm[new] = old by ascending diagonal (ties by index); the permuted matrix into p. */
 static cis_err permute_csr(const cis_csr *m, int64_t *perm, double *diag, cis_csr *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t n = m->n, *inv = NULL;
   diag_item *d = NULL;
   CIS_TRY(cis_malloc(&d, (size_t)n, sizeof *d, "diagonal order"));
@@ -510,6 +513,7 @@ static cis_err check_csr_budget(const cis_csr *p, int64_t nref, int64_t br, int6
 
 static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_csr p = {0};
   int64_t n = m->n;
   CIS_TRY(cis_malloc(&h->perm, (size_t)n, sizeof(int64_t), "permutation"));
@@ -543,6 +547,7 @@ cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat
   CIS_CHECK(m->n > 0 && m->n <= 0x7fffffff && m->rowptr && (m->nnz == 0 || (m->col && m->val)),
             CIS_ERR_INPUT, "the explicit matrix is empty or has more than 2^31-1 rows (n = %ld)",
             (long)m->n);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&im, 1, sizeof *im, "Hamiltonian"));
   cis_hmat *h = &im->pub;
   h->n = m->n;

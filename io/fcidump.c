@@ -341,6 +341,7 @@ static cis_err read_records(reader *r, cis_integrals *I) {
 
 cis_err cis_fcidump_read(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   reader r = {0};
   header h = {0};
   char *text = NULL;

@@ -31,6 +31,7 @@ static cis_err sort_rows(cis_csr *m, const char *path, const char *what) {
 
 static cis_err fill_csr(const cis_io_coo *t, int mirror, cis_csr *m) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t *pos = NULL;
   CIS_TRY(cis_calloc(&m->rowptr, (size_t)t->n + 1, sizeof(int64_t), "matrix row pointers"));
   for (int64_t k = 0; k < t->count; k++) {
@@ -61,6 +62,7 @@ cleanup:
 cis_err cis_io_csr_from_coo(const cis_io_coo *t, int mirror, const char *path,
                             const char *what, cis_csr *m) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   memset(m, 0, sizeof *m);
   if (t->n < 1 || t->n > INT32_MAX)
     CIS_FAIL(CIS_ERR_INPUT, "%s: %s has dimension %lld, expected 1..%d", path, what,
@@ -212,6 +214,7 @@ static cis_err mtx_entries(cis_io_lines *r, cis_io_coo *t, int64_t nnz) {
 
 cis_err cis_mtx_read(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_io_lines r = {0};
   cis_io_coo t = {0};
   int symmetric = 0;
@@ -260,6 +263,7 @@ cis_err cis_mtx_write(const char *path, const cis_csr *m) {
   char tmp[4200];
   FILE *f = NULL;
   CIS_CALL(cis_io_tmp_name(path, tmp, sizeof tmp));
+  CIS_CLEANUP_FUNCTION;
   f = fopen(tmp, "w");
   if (!f) CIS_FAIL(CIS_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
   CIS_TRY(mtx_body(f, tmp, m));

@@ -185,6 +185,7 @@ static cis_err dav_guess_random(dav *s) {
  * diagonal elements when the Reference region has fewer than K states. */
 static cis_err dav_guess(dav *s) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double *G = NULL;
   int64_t *idx = NULL, n = s->n, nref = s->nref;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
@@ -234,6 +235,7 @@ static cis_err dav_guess_restart(dav *s, const cis_eig_opts *o) {
 /* Hand the current Ritz vectors and their products (H X = R + X theta) to on_save. */
 static cis_err dav_save(dav *s, const cis_eig_opts *o, int it) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t nk = s->n * s->K;
   double *X = NULL, *HX = NULL;
   CIS_TRY(cis_malloc(&X, (size_t)nk, sizeof *X, "checkpoint vectors"));
@@ -467,6 +469,7 @@ static cis_err dav_iterate(dav *s, const cis_eig_opts *o, cis_eig_result *res, i
 cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
                            const cis_eig_opts *opts, cis_eig_result *res) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double t0 = cis_wtime(), tm0 = be->t_matvec;
   int64_t nm0 = be->n_matvec;
   int stopped = 0;
@@ -495,6 +498,7 @@ cleanup:
 static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const double *Z, int nz,
                              double **Xo, double **HXo) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int K = res->nroots, m = K + nz, kept = 0;
   int64_t n = be->n;
   double *W = NULL, *HW = NULL, *Xb = NULL, *G = NULL, *w = NULL;
@@ -512,8 +516,8 @@ static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const d
   for (int j = 0; j < m; j++)
     for (int i = 0; i < j; i++) G[i + j * m] = G[j + i * m] = 0.5 * (G[i + j * m] + G[j + i * m]);
   lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', m, G, m, w);
-  CIS_CHECK(info == 0, CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on %d x %d", (int)info,
-            m, m);
+  if (info != 0)
+    CIS_FAIL(CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on %d x %d", (int)info, m, m);
   CIS_TRY(cis_malloc(Xo, (size_t)(n * K), sizeof(double), "included roots"));
   CIS_TRY(cis_malloc(HXo, (size_t)(n * K), sizeof(double), "included products"));
   CIS_TRY(be->ops->gemm_nn(be, m, K, W, G, 0.0, Xb));
@@ -569,6 +573,7 @@ cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const
                         const cis_eig_opts *opts, double threshold, cis_eig_result *res,
                         cis_rootcheck *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
   int64_t n = be->n, nm0 = be->n_matvec;
   double *X0 = NULL, *HX0 = NULL;

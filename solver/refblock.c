@@ -16,6 +16,7 @@ cis_err cis_refblock_init(int64_t nref, const double *hpp, cis_refblock *rb) {
   CIS_CHECK(nref <= 46340, CIS_ERR_USAGE,
             "Reference region of %lld determinants is too large for a dense H_PP "
             "(at most 46340)", (long long)nref);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_malloc(&rb->lam, (size_t)nref, sizeof *rb->lam, "H_PP eigenvalues"));
   CIS_TRY(cis_malloc(&rb->U, (size_t)(nref * nref), sizeof *rb->U, "H_PP eigenvectors"));
   for (int64_t i = 0; i < nref * nref; i++)

@@ -37,6 +37,7 @@ static int has(hid_t f, const char *name) { return H5Lexists(f, name, H5P_DEFAUL
 static cis_err read_ds(hid_t f, const char *name, hid_t type, size_t elsize, void *pp,
                        int64_t *count) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t d = H5Dopen2(f, name, H5P_DEFAULT), sp = -1;
   if (d < 0) CIS_FAIL(CIS_ERR_IO, "dataset '%s' missing", name);
   sp = H5Dget_space(d);
@@ -62,6 +63,7 @@ typedef struct {
 
 static cis_err read_ref(const char *path, ref_data *r) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t cnt, *iv = NULL;
   double *dv = NULL;
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
