@@ -26,9 +26,12 @@ static inline int64_t cis_pair(int64_t p, int64_t q) {
 static inline int64_t cis_eri_index(int p, int q, int r, int s) {
   return cis_pair(cis_pair(p, q), cis_pair(r, s));
 }
+/* Values in the 8-fold packed integrals of norb orbitals, or INT64_MAX where they are more than
+ * that (norb > 92681): then no allocation serves them, and nothing overflows on the way. */
 static inline int64_t cis_eri_size(int norb) {
-  int64_t np = (int64_t)norb * (norb + 1) / 2;
-  return np * (np + 1) / 2;
+  int64_t np = (int64_t)norb * ((int64_t)norb + 1) / 2;
+  if (np > (int64_t)UINT32_MAX) return INT64_MAX;
+  return (int64_t)((uint64_t)np * (uint64_t)(np + 1) / 2);
 }
 
 typedef struct {

@@ -319,6 +319,7 @@ static void ell_pack(cis_hyb *hy, ref_buf *ref) {
     const cis_csr_block *blk = &hy->blocks[b];
     int64_t at = 0;
     for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
+      if (e->row_len[r] == 0) continue; /* a block with no Reference entries has no buffer */
       int64_t q0 = cis_ell_row_start(e, r);
       memcpy(e->col + q0, ref[b].col + at, sizeof(int32_t) * (size_t)e->row_len[r]);
       memcpy(e->val + q0, ref[b].val + at, sizeof(double) * (size_t)e->row_len[r]);
