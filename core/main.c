@@ -400,7 +400,9 @@ int main(int argc, char **argv) {
   int verbose = 0;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
-  cis_err e = run(argc, argv, &exit_code);
+  cis_err e = cis_blas_prepare();
+  if (e == CIS_OK) e = run(argc, argv, &exit_code);
+  else exit_code = cis_exit_code(e);
   if (e != CIS_OK) {
     fflush(stdout);
     cis_error_print(verbose);

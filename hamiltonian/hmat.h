@@ -77,8 +77,9 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
 cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat **out);
 void cis_hmat_destroy(cis_hmat **h);
 
-/* The default memory budget for cached Expansion blocks: three quarters of the available host
- * memory (cgroup-aware) less `nvectors` n-length vectors for the solver (never negative). The
+/* The default memory budget for cached Expansion blocks: three quarters of the host memory the
+ * process may still take (cis_host_mem_available: free memory, cgroup limits, RLIMIT_AS and
+ * RLIMIT_DATA) less `nvectors` n-length vectors for the solver (never negative). The
  * builders use it, with 60 vectors and less the ELL block, when mem_budget < 0; the driver passes
  * it with the vectors its options imply. */
 int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors);
