@@ -165,17 +165,13 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
 }
 
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
-  cis_csr m = {0};
-  cis_err err = CIS_OK;
-  CIS_CLEANUP_FUNCTION;
-  CIS_TRY(cis_hmat_to_csr(h, &m));
-  CIS_TRY(cis_matrix_write(o->export_matrix, &m));
+  cis_row_source src;
+  cis_hmat_row_source(h, &src);
+  CIS_CALL(cis_matrix_write(o->export_matrix, &src));
   if (!o->quiet)
     printf("exported         %s (%lld x %lld, %lld nonzeros)\n", o->export_matrix,
-           (long long)m.n, (long long)m.n, (long long)m.nnz);
-cleanup:
-  cis_csr_free(&m);
-  return err;
+           (long long)src.n, (long long)src.n, (long long)src.nnz);
+  return CIS_OK;
 }
 
 /* Read the restart checkpoint and check that it belongs to this problem. */

@@ -84,8 +84,12 @@ void cis_hmat_destroy(cis_hmat **h);
  * it with the vectors its options imply. */
 int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors);
 
-/* The whole matrix (our order) as CSR, both triangles, rows sorted (for --export-matrix and
- * tests). Allocates *out's arrays. */
+/* The whole matrix (our order) as CSR, both triangles, rows sorted (for tests). Allocates
+ * *out's arrays. */
 cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out);
+/* The same rows a chunk at a time (--export-matrix): a chunk is an Expansion block's rows,
+ * each row its Reference and its Expansion entries sorted by column, the block regenerated
+ * where the host does not cache it (h is borrowed). */
+void cis_hmat_row_source(const cis_hmat *h, cis_row_source *src);
 
 #endif

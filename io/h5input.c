@@ -685,33 +685,6 @@ cis_err cis_h5_group(hid_t loc, const char *path, const char *name, hid_t *out) 
   return CIS_OK;
 }
 
-cis_err cis_h5_write_matrix(hid_t f, const char *path, const cis_csr *m) {
-  cis_err err = CIS_OK;
-  CIS_CLEANUP_FUNCTION;
-  hid_t g = -1;
-  int64_t np1 = m->n + 1;
-  CIS_TRY(cis_h5_attr_string(f, path, "format", "cisolve-input"));
-  CIS_TRY(cis_h5_attr_int(f, path, "version", 1));
-  CIS_TRY(cis_h5_group(f, path, "matrix", &g));
-  CIS_TRY(cis_h5_attr_int(g, path, "n", m->n));
-  CIS_TRY(cis_h5_attr_string(g, path, "storage", "full"));
-  CIS_TRY(cis_h5_write(g, path, "indptr", H5T_NATIVE_INT64, 1, &np1, m->rowptr));
-  CIS_TRY(cis_h5_write(g, path, "indices", H5T_NATIVE_INT32, 1, &m->nnz, m->col));
-  CIS_TRY(cis_h5_write(g, path, "data", H5T_NATIVE_DOUBLE, 1, &m->nnz, m->val));
-cleanup:
-  cis_h5_close(&g);
-  return err;
-}
-
-static cis_err matrix_body(hid_t f, const char *tmp, const void *m) {
-  return cis_h5_write_matrix(f, tmp, (const cis_csr *)m);
-}
-
-cis_err cis_h5matrix_write(const char *path, const cis_csr *m) {
-  CIS_CALL(cis_h5_write_atomic(path, matrix_body, m));
-  return CIS_OK;
-}
-
 cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx) {
   cis_err err = CIS_OK;
   char tmp[4200];

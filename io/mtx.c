@@ -242,23 +242,90 @@ cleanup:
 
 /* ---- Matrix Market writing ---------------------------------------------------------------- */
 
-static cis_err mtx_body(FILE *f, const char *tmp, const cis_csr *m) {
-  int64_t nlow = 0;
+/* The lower-triangle entries of chunk m (rows from row0 on) as lines of text in t (grown as
+ * needed). */
+typedef struct {
+  char *s;
+  size_t len, cap;
+} text_buf;
+
+static cis_err mtx_lines(const cis_csr *m, int64_t row0, text_buf *t) {
+  t->len = 0;
   for (int64_t i = 0; i < m->n; i++)
-    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) nlow += m->col[k] <= i;
-  fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n"
-             "%% written by cisolve: lower triangle, 1-based\n"
-             "%lld %lld %lld\n", (long long)m->n, (long long)m->n, (long long)nlow);
-  for (int64_t i = 0; i < m->n; i++)
-    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
-      if (m->col[k] <= i)
-        fprintf(f, "%lld %d %.17g\n", (long long)i + 1, m->col[k] + 1, m->val[k]);
-  if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
-    CIS_ERROR(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) {
+      if (m->col[k] > row0 + i) continue;
+      if (t->cap - t->len < 64) { /* the longest line is 58 characters */
+        size_t cap = CIS_MAX(2 * t->cap, (size_t)1 << 16);
+        CIS_CALL(cis_realloc(&t->s, cap, 1, "Matrix Market text"));
+        t->cap = cap;
+      }
+      t->len += (size_t)snprintf(t->s + t->len, t->cap - t->len, "%lld %d %.17g\n",
+                                 (long long)(row0 + i) + 1, m->col[k] + 1, m->val[k]);
+    }
   return CIS_OK;
 }
 
-cis_err cis_mtx_write(const char *path, const cis_csr *m) {
+/* Chunks [c0, c0 + count) of the rows into ch, and their lower-triangle entries added to
+ * *nlow. */
+static cis_err mtx_chunks(const cis_row_source *src, int64_t c0, int count, cis_csr *ch,
+                          int64_t *nlow) {
+  CIS_CALL(src->rows(src, c0, count, ch));
+  for (int i = 0; i < count; i++) {
+    int64_t row0 = (c0 + i) * src->chunk_rows;
+    for (int64_t r = 0; r < ch[i].n; r++)
+      for (int64_t k = ch[i].rowptr[r]; k < ch[i].rowptr[r + 1]; k++)
+        *nlow += ch[i].col[k] <= row0 + r;
+  }
+  return CIS_OK;
+}
+
+/* Two passes over the rows, `window` chunks at a time: the size line counts the entries of the
+ * lower triangle; then each window's lines are formatted on OpenMP threads and written in row
+ * order. */
+static cis_err mtx_body(FILE *f, const char *tmp, const cis_io_matrix *mx) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  const cis_row_source *src = mx->src;
+  int w = mx->window;
+  cis_csr *ch = NULL;
+  text_buf *tx = NULL;
+  int64_t nlow = 0, seen = 0;
+  CIS_TRY(cis_calloc(&ch, (size_t)w, sizeof *ch, "matrix chunks"));
+  CIS_TRY(cis_calloc(&tx, (size_t)w, sizeof *tx, "Matrix Market text"));
+  for (int64_t c0 = 0; c0 < src->nchunks; c0 += w)
+    CIS_TRY(mtx_chunks(src, c0, (int)CIS_MIN((int64_t)w, src->nchunks - c0), ch, &nlow));
+  fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n"
+             "%% written by cisolve: lower triangle, 1-based\n"
+             "%lld %lld %lld\n", (long long)src->n, (long long)src->n, (long long)nlow);
+  for (int64_t c0 = 0; c0 < src->nchunks; c0 += w) {
+    int count = (int)CIS_MIN((int64_t)w, src->nchunks - c0);
+    cis_worker_error we = {CIS_OK, ""};
+    CIS_TRY(mtx_chunks(src, c0, count, ch, &seen));
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int i = 0; i < count; i++) {
+      if (cis_worker_error_seen(&we)) continue;
+      cis_err e = mtx_lines(&ch[i], (c0 + i) * src->chunk_rows, &tx[i]);
+      if (e != CIS_OK) cis_worker_error_keep(&we, e);
+    }
+    if (we.code != CIS_OK) CIS_FAIL(we.code, "%s", we.msg);
+    for (int i = 0; i < count; i++)
+      if (tx[i].len > 0 && fwrite(tx[i].s, 1, tx[i].len, f) != tx[i].len)
+        CIS_FAIL(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+  }
+  if (seen != nlow)
+    CIS_FAIL(CIS_ERR_INTERNAL, "%s: the rows gave %lld lower-triangle entries, then %lld", tmp,
+             (long long)nlow, (long long)seen);
+  if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
+    CIS_FAIL(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+cleanup:
+  for (int i = 0; ch && i < w; i++) cis_csr_free(&ch[i]);
+  for (int i = 0; tx && i < w; i++) cis_free(&tx[i].s);
+  cis_free(&ch);
+  cis_free(&tx);
+  return err;
+}
+
+cis_err cis_mtx_write(const char *path, const cis_io_matrix *m) {
   cis_err err = CIS_OK;
   char tmp[4200];
   FILE *f = NULL;
