@@ -396,7 +396,7 @@ int main(int argc, char **argv) {
   int verbose = 0;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
-  cis_err e = cis_blas_prepare();
+  cis_err e = cis_blas_prepare(argv);
   if (e == CIS_OK) e = run(argc, argv, &exit_code);
   else exit_code = cis_exit_code(e);
   if (e != CIS_OK) {

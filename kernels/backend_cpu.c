@@ -157,9 +157,9 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out) {
   be->ops = &cpu_ops;
   be->n = n;
   be->is_device = 0;
-  int nt = omp_get_max_threads();
-  snprintf(be->desc, sizeof be->desc, "CPU (OpenBLAS, %d OpenMP thread%s)", nt,
-           nt == 1 ? "" : "s");
+  int nt = omp_get_max_threads(), nb = openblas_get_num_threads();
+  snprintf(be->desc, sizeof be->desc, "CPU (OpenBLAS, %d OpenMP thread%s, %d BLAS thread%s)", nt,
+           nt == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
   *out = be;
   be = NULL;
 cleanup:

@@ -92,14 +92,34 @@ static int buffers_mapped(void) {
   return n;
 }
 
-cis_err cis_blas_prepare(void) {
+/* OpenBLAS starts its threads as it is loaded, each with its buffer, as many as the cores (or
+ * OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS say): under a limit that their
+ * buffers would take more than a quarter of, the program starts again with
+ * OPENBLAS_NUM_THREADS set to what fits (a thread of OpenBLAS that did not get its buffer
+ * cannot be stopped). Not when the user set the count. */
+static void fit_blas_threads(const cis_host_mem *m, int nblas, int mapped, char **argv) {
+  if (getenv("OPENBLAS_NUM_THREADS") || getenv("GOTO_NUM_THREADS") || !argv) return;
+  int64_t limit = m->least + (int64_t)mapped * BLAS_BUFFER;
+  int fit = (int)CIS_MAX((int64_t)1, limit / 4 / BLAS_BUFFER);
+  if (nblas <= fit) return;
+  char v[16];
+  snprintf(v, sizeof v, "%d", fit);
+  if (setenv("OPENBLAS_NUM_THREADS", v, 1) != 0) return;
+  fflush(stdout);
+  fflush(stderr);
+  execv("/proc/self/exe", argv); /* returns only when it fails: go on as we are */
+  unsetenv("OPENBLAS_NUM_THREADS");
+}
+
+cis_err cis_blas_prepare(char **argv) {
   cis_host_mem m;
   cis_host_mem_probe("", &m);
   if (!m.address_limit) return CIS_OK;
+  int nblas = openblas_get_num_threads(), nomp = omp_get_max_threads(), mapped = buffers_mapped();
+  fit_blas_threads(&m, nblas, mapped, argv);
   /* The buffers still to take (the caller's, and those of OpenBLAS's threads still taking or
    * retrying theirs), the OpenMP threads' stacks and the watchdog's. */
-  int nblas = openblas_get_num_threads(), nomp = omp_get_max_threads();
-  int pending = CIS_MAX(1, nblas - buffers_mapped());
+  int pending = CIS_MAX(1, nblas - mapped);
   int64_t need = pending * BLAS_BUFFER + (int64_t)(nomp + 1) * OMP_THREAD_SPACE;
   char b1[32], b2[32], b3[32];
   if (m.least < need) {

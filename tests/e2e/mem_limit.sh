@@ -7,9 +7,12 @@
 #  solve:  plus the calling thread's OpenBLAS buffer (128 MiB) too: the default budget must fit
 #          (caching less of the matrix, regenerating the rest), exit 0, the energies as REF's
 #          to 1e-8 Eh. Before the default budget counted address-space limits, such a run
-#          cached the whole matrix and failed for memory (exit 4) or hung in OpenBLAS.
-#  refuse: ROOM_MIB below the buffer OpenBLAS's first call needs: exit 4 at once, saying so,
-#          where OpenBLAS used to retry its allocation forever.
+#          cached the whole matrix and failed for memory (exit 4) or hung in OpenBLAS. Its
+#          OpenBLAS runs on one thread: two would take more than a quarter of the limit, and
+#          the program starts again with OPENBLAS_NUM_THREADS=1.
+#  refuse: ROOM_MIB below the buffer OpenBLAS's first call needs (OPENBLAS_NUM_THREADS=1 set,
+#          so that the program cannot fit itself): exit 4 at once, saying so, where OpenBLAS
+#          used to retry its allocation forever.
 #  export: as solve, with --export-matrix FILE.h5, which must be written block by block within
 #          the limit (the export used to gather the whole matrix first); the exported matrix,
 #          solved with no limit, gives the same energies less the core energy.
@@ -18,7 +21,9 @@ mode=$1; cis=$2; cmp=$3; ref=$4; input=$5; room=$6; seconds=$7; shift 7
 work=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$work"' EXIT
-export OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2
+export OMP_NUM_THREADS=2 # OpenBLAS reads it too, where OPENBLAS_NUM_THREADS is unset
+unset OPENBLAS_NUM_THREADS GOTO_NUM_THREADS
+[ "$mode" = refuse ] && export OPENBLAS_NUM_THREADS=1
 
 # The mapped address space while the program waits for its input on a FIFO, once it is steady.
 mkfifo "$work/fifo"
@@ -59,6 +64,8 @@ fi
 if [ "$mode" = solve ]; then
   grep -q "address-space limit (ulimit -v)" "$work/log" ||
     { echo "FAIL: the budget line does not name the address-space limit"; exit 1; }
+  grep -q "^device .*, 1 BLAS thread)" "$work/log" ||
+    { echo "FAIL: OpenBLAS was not held to one thread"; exit 1; }
   exec "$cmp" "$work/out.h5" "$ref" 1e-8
 fi
 
