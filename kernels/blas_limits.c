@@ -125,9 +125,9 @@ cis_err cis_blas_prepare(char **argv) {
   if (m.least < need) {
     fflush(stdout);
     fprintf(stderr, "cisolve: error: %s leaves %s of address space: OpenBLAS needs 128 MiB for "
-                    "each of its %d threads (%d not yet taken) and %d OpenMP threads %s; raise "
-                    "the limit by %s, or run with fewer threads (OPENBLAS_NUM_THREADS=1, "
-                    "OMP_NUM_THREADS)\n",
+                    "each of its threads (%d, %d of them not yet served) and %d OpenMP threads "
+                    "%s; raise the limit by %s, or run with fewer threads "
+                    "(OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS)\n",
             m.bound, cis_format_bytes((double)m.least, b1, sizeof b1), nblas, pending, nomp,
             cis_format_bytes((double)nomp * OMP_THREAD_SPACE, b2, sizeof b2),
             cis_format_bytes((double)(need - m.least), b3, sizeof b3));
