@@ -73,7 +73,9 @@ cis_err cis_csr_copy_rows(const cis_csr *m, int64_t row0, int64_t nrows, cis_csr
   return CIS_OK;
 }
 
-static cis_err csr_chunks(const cis_row_source *s, int64_t c0, int count, cis_csr *out) {
+static cis_err csr_chunks(const cis_row_source *s, int64_t c0, int count, int sorted,
+                          cis_csr *out) {
+  (void)sorted; /* the matrix's own order, as cis_csr promises */
   for (int i = 0; i < count; i++) {
     int64_t r0 = (c0 + i) * s->chunk_rows;
     CIS_CALL(cis_csr_copy_rows(s->ctx, r0, CIS_MIN(s->chunk_rows, s->n - r0), &out[i]));

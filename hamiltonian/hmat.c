@@ -575,8 +575,9 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
   return err;
 }
 
-/* Chunk b's rows: each row's ELL entries, then its Expansion entries, sorted by column. */
-static cis_err chunk_rows(const cis_hyb *y, int64_t b, cis_csr_block *scratch,
+/* Chunk b's rows: each row's ELL entries, then its Expansion entries, sorted by column when
+ * asked. */
+static cis_err chunk_rows(const cis_hyb *y, int64_t b, int sorted, cis_csr_block *scratch,
                           cis_csr_entry **tmp, int64_t *cap, cis_csr *out) {
   const cis_ell *e = &y->ell;
   const cis_csr_block *blk = NULL;
@@ -602,7 +603,7 @@ static cis_err chunk_rows(const cis_hyb *y, int64_t b, cis_csr_block *scratch,
     }
     /* Reference columns all precede Expansion columns and a row's columns are distinct: the
      * row sorted whole is what cis_hmat_to_csr gives */
-    CIS_CALL(cis_csr_sort_row(out->col + q, out->val + q, ne + nx, tmp, cap));
+    if (sorted) CIS_CALL(cis_csr_sort_row(out->col + q, out->val + q, ne + nx, tmp, cap));
     q += ne + nx;
     out->rowptr[l + 1] = q;
   }
@@ -611,7 +612,8 @@ static cis_err chunk_rows(const cis_hyb *y, int64_t b, cis_csr_block *scratch,
   return CIS_OK;
 }
 
-static cis_err hmat_chunks(const cis_row_source *s, int64_t c0, int count, cis_csr *out) {
+static cis_err hmat_chunks(const cis_row_source *s, int64_t c0, int count, int sorted,
+                           cis_csr *out) {
   const cis_hyb *y = s->ctx;
   cis_worker_error we = {CIS_OK, ""};
 #pragma omp parallel
@@ -623,7 +625,7 @@ static cis_err hmat_chunks(const cis_row_source *s, int64_t c0, int count, cis_c
 #pragma omp for schedule(dynamic, 1)
     for (int i = 0; i < count; i++) {
       if (cis_worker_error_seen(&we)) continue;
-      cis_err e = chunk_rows(y, c0 + i, &scratch, &tmp, &cap, &out[i]);
+      cis_err e = chunk_rows(y, c0 + i, sorted, &scratch, &tmp, &cap, &out[i]);
       if (e != CIS_OK) cis_worker_error_keep(&we, e);
     }
     cis_csr_block_free(&scratch);

@@ -53,7 +53,7 @@ cis_err cis_h5_write_matrix(hid_t f, const char *path, const cis_io_matrix *mx) 
   CIS_TRY(cis_malloc(&ptr, (size_t)src->chunk_rows + 1, sizeof *ptr, "matrix row pointers"));
   for (int64_t c0 = 0; c0 < src->nchunks; c0 += mx->window) {
     int count = (int)CIS_MIN((int64_t)mx->window, src->nchunks - c0);
-    CIS_TRY(src->rows(src, c0, count, ch));
+    CIS_TRY(src->rows(src, c0, count, 1, ch));
     for (int i = 0; i < count; i++) {
       const cis_csr *c = &ch[i];
       if (row + c->n > src->n || at + c->nnz > src->nnz) break;

@@ -265,11 +265,11 @@ static cis_err mtx_lines(const cis_csr *m, int64_t row0, text_buf *t) {
   return CIS_OK;
 }
 
-/* Chunks [c0, c0 + count) of the rows into ch, and their lower-triangle entries added to
- * *nlow. */
-static cis_err mtx_chunks(const cis_row_source *src, int64_t c0, int count, cis_csr *ch,
-                          int64_t *nlow) {
-  CIS_CALL(src->rows(src, c0, count, ch));
+/* Chunks [c0, c0 + count) of the rows into ch (sorted or not), and their lower-triangle
+ * entries added to *nlow. */
+static cis_err mtx_chunks(const cis_row_source *src, int64_t c0, int count, int sorted,
+                          cis_csr *ch, int64_t *nlow) {
+  CIS_CALL(src->rows(src, c0, count, sorted, ch));
   for (int i = 0; i < count; i++) {
     int64_t row0 = (c0 + i) * src->chunk_rows;
     for (int64_t r = 0; r < ch[i].n; r++)
@@ -293,14 +293,14 @@ static cis_err mtx_body(FILE *f, const char *tmp, const cis_io_matrix *mx) {
   CIS_TRY(cis_calloc(&ch, (size_t)w, sizeof *ch, "matrix chunks"));
   CIS_TRY(cis_calloc(&tx, (size_t)w, sizeof *tx, "Matrix Market text"));
   for (int64_t c0 = 0; c0 < src->nchunks; c0 += w)
-    CIS_TRY(mtx_chunks(src, c0, (int)CIS_MIN((int64_t)w, src->nchunks - c0), ch, &nlow));
+    CIS_TRY(mtx_chunks(src, c0, (int)CIS_MIN((int64_t)w, src->nchunks - c0), 0, ch, &nlow));
   fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n"
              "%% written by cisolve: lower triangle, 1-based\n"
              "%lld %lld %lld\n", (long long)src->n, (long long)src->n, (long long)nlow);
   for (int64_t c0 = 0; c0 < src->nchunks; c0 += w) {
     int count = (int)CIS_MIN((int64_t)w, src->nchunks - c0);
     cis_worker_error we = {CIS_OK, ""};
-    CIS_TRY(mtx_chunks(src, c0, count, ch, &seen));
+    CIS_TRY(mtx_chunks(src, c0, count, 1, ch, &seen));
 #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < count; i++) {
       if (cis_worker_error_seen(&we)) continue;

@@ -124,7 +124,7 @@ static void check_row_source(const cis_hmat *h, const cis_csr *m) {
   int64_t row = 0, bad = -1;
   for (int64_t c0 = 0; c0 < src.nchunks && bad < 0; c0 += 3) {
     int count = (int)CIS_MIN((int64_t)3, src.nchunks - c0);
-    if (src.rows(&src, c0, count, ch) != CIS_OK) {
+    if (src.rows(&src, c0, count, 1, ch) != CIS_OK) {
       EXPECT(0, "row source chunks %lld..: %s", (long long)c0, cis_error_message());
       break;
     }
