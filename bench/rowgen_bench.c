@@ -155,6 +155,7 @@ static cis_err run_sample(const cis_rowgen *g, const bench_opts *o) {
 
 static cis_err run_build(const cis_problem *p, const cis_space *s, const bench_opts *o) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_hmat *h = NULL;
   double *x = NULL, *y = NULL;
   cis_hmat_opts ho = {.mem_budget = o->budget};
@@ -180,6 +181,7 @@ cleanup:
 
 static cis_err bench(int argc, char **argv) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   bench_opts o = {0};
   cis_problem p;
   cis_space *s = NULL;
@@ -188,7 +190,7 @@ static cis_err bench(int argc, char **argv) {
   memset(&p, 0, sizeof p);
   CIS_TRY(parse_args(argc, argv, &o));
   CIS_TRY(cis_input_read(o.input, &p));
-  CIS_CHECK(p.kind == CIS_PROBLEM_INTEGRALS, CIS_ERR_INPUT, "%s: expected integrals", o.input);
+  if (p.kind != CIS_PROBLEM_INTEGRALS) CIS_FAIL(CIS_ERR_INPUT, "%s: expected integrals", o.input);
   p.space.kind = CIS_SPACE_FCI;
   cis_space_opts so = {0};
   CIS_TRY(cis_space_build(&p.ints, &p.space, &so, &s));

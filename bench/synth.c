@@ -129,6 +129,7 @@ static cis_err hyb_block(const synth_csr *m, const cis_ell *e, cis_csr_block *b)
 
 cis_err synth_build_hyb(const synth_csr *m, int64_t boundary, cis_hyb *h) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   memset(h, 0, sizeof *h);
   h->n = m->n;
   CIS_TRY(hyb_ell(m, boundary, &h->ell));

@@ -45,10 +45,15 @@ static void append_frame(const char *file, int line, const char *func) {
 
 cis_err cis_error_raise(cis_err code, const char *file, int line, const char *func,
                         const char *fmt, ...) {
+  /* Formatted aside first: the arguments may be the current message itself
+   * (CIS_ERROR(..., "%s: ...", cis_error_message())), which vsnprintf must not write over
+   * while it reads it. */
+  char msg[CIS_MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  memcpy(g_msg, msg, strlen(msg) + 1);
   g_code = code;
   g_where[0] = '\0';
   append_frame(file, line, func);

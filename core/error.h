@@ -71,8 +71,33 @@ int cis_worker_error_seen(cis_worker_error *we);
     if ((we).code != CIS_OK) CIS_ERROR((we).code, "%s", (we).msg); \
   } while (0)
 
-#define CIS_ERROR(code, ...) \
-  return cis_error_raise((code), __FILE__, __LINE__, __func__, __VA_ARGS__)
+/* Returning checks and cleanup labels. CIS_ERROR, CIS_CHECK and CIS_CALL return at once, so in
+ * a function that owns resources (one `cleanup:` label) they would skip the cleanup. Such a
+ * function declares CIS_CLEANUP_FUNCTION beside its `cis_err err`, before the first statement
+ * that takes a resource: from there to the end of the function the returning macros do not
+ * compile (its local cis_may_return_ hides the file-scope one), and CIS_TRY and CIS_FAIL
+ * compile only there. Plain C11 (C++11 for the .cu files): a block-scope enumerator and a
+ * static assertion. */
+enum { cis_may_return_ = 1 };
+#define CIS_CLEANUP_FUNCTION enum { cis_may_return_ = 0, cis_cleanup_function_ = 1 }
+
+#ifdef __cplusplus
+#define CIS_STATIC_ASSERT_(cond, msg) static_assert(cond, msg)
+#else
+#define CIS_STATIC_ASSERT_(cond, msg) _Static_assert(cond, msg)
+#endif
+#define CIS_RETURN_ALLOWED_                                                               \
+  CIS_STATIC_ASSERT_(cis_may_return_, "CIS_ERROR, CIS_CHECK and CIS_CALL return at once: " \
+                                      "after CIS_CLEANUP_FUNCTION use CIS_FAIL or CIS_TRY")
+#define CIS_CLEANUP_DECLARED_                                                 \
+  CIS_STATIC_ASSERT_(cis_cleanup_function_, "CIS_TRY and CIS_FAIL go to cleanup: declare " \
+                                            "CIS_CLEANUP_FUNCTION beside `cis_err err`")
+
+#define CIS_ERROR(code, ...)                                                   \
+  do {                                                                         \
+    CIS_RETURN_ALLOWED_;                                                       \
+    return cis_error_raise((code), __FILE__, __LINE__, __func__, __VA_ARGS__); \
+  } while (0)
 
 #define CIS_CHECK(cond, code, ...)   \
   do {                               \
@@ -81,6 +106,7 @@ int cis_worker_error_seen(cis_worker_error *we);
 
 #define CIS_CALL(expr)                                   \
   do {                                                   \
+    CIS_RETURN_ALLOWED_;                                 \
     cis_err cis_e_ = (expr);                             \
     if (cis_e_ != CIS_OK) {                              \
       cis_error_trace(__FILE__, __LINE__, __func__);     \
@@ -88,9 +114,10 @@ int cis_worker_error_seen(cis_worker_error *we);
     }                                                    \
   } while (0)
 
-/* For functions with one `cleanup:` label and a local `cis_err err`. */
+/* For functions with one `cleanup:` label, a local `cis_err err` and CIS_CLEANUP_FUNCTION. */
 #define CIS_TRY(expr)                                    \
   do {                                                   \
+    CIS_CLEANUP_DECLARED_;                               \
     err = (expr);                                        \
     if (err != CIS_OK) {                                 \
       cis_error_trace(__FILE__, __LINE__, __func__);     \
@@ -100,6 +127,7 @@ int cis_worker_error_seen(cis_worker_error *we);
 
 #define CIS_FAIL(code, ...)                                                  \
   do {                                                                       \
+    CIS_CLEANUP_DECLARED_;                                                   \
     err = cis_error_raise((code), __FILE__, __LINE__, __func__, __VA_ARGS__); \
     goto cleanup;                                                            \
   } while (0)

@@ -131,16 +131,13 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
 }
 
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
-  cis_csr m = {0};
-  cis_err err = CIS_OK;
-  CIS_TRY(cis_hmat_to_csr(h, &m));
-  CIS_TRY(cis_matrix_write(o->export_matrix, &m));
+  cis_row_source src;
+  cis_hmat_row_source(h, &src);
+  CIS_CALL(cis_matrix_write(o->export_matrix, &src));
   if (!o->quiet)
     printf("exported         %s (%lld x %lld, %lld nonzeros)\n", o->export_matrix,
-           (long long)m.n, (long long)m.n, (long long)m.nnz);
-cleanup:
-  cis_csr_free(&m);
-  return err;
+           (long long)src.n, (long long)src.n, (long long)src.nnz);
+  return CIS_OK;
 }
 
 /* Read the restart checkpoint and check that it belongs to this problem. */
@@ -181,6 +178,7 @@ static cis_err solve_checked(const cis_options *o, cis_backend *be, const cis_hm
 
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_options opt;
   cis_problem prob;
   cis_space *space = NULL;
@@ -385,7 +383,9 @@ int main(int argc, char **argv) {
   int verbose = 0;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
-  cis_err e = run(argc, argv, &exit_code);
+  cis_err e = cis_blas_prepare(argv);
+  if (e == CIS_OK) e = run(argc, argv, &exit_code);
+  else exit_code = cis_exit_code(e);
   if (e != CIS_OK) {
     fflush(stdout);
     cis_error_print(verbose);

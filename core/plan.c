@@ -122,6 +122,7 @@ static void plan_product(cis_plan *pl) {
 cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_shift,
                       double spin_s2, cis_plan *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_space *space = NULL;
   cis_hmat_opts hopt;
   memset(out, 0, sizeof *out);

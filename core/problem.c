@@ -100,3 +100,44 @@ cis_err cis_problem_check_spin(const cis_integrals *I, int spin2) {
             most, 0.5 * most);
   return CIS_OK;
 }
+
+cis_err cis_csr_copy_rows(const cis_csr *m, int64_t row0, int64_t nrows, cis_csr *out) {
+  int64_t q0 = m->rowptr[row0], nnz = m->rowptr[row0 + nrows] - q0;
+  CIS_CALL(cis_realloc(&out->rowptr, (size_t)nrows + 1, sizeof *out->rowptr, "matrix rows"));
+  CIS_CALL(cis_realloc(&out->col, (size_t)nnz, sizeof *out->col, "matrix rows"));
+  CIS_CALL(cis_realloc(&out->val, (size_t)nnz, sizeof *out->val, "matrix rows"));
+  for (int64_t i = 0; i <= nrows; i++) out->rowptr[i] = m->rowptr[row0 + i] - q0;
+  if (nnz > 0) {
+    memcpy(out->col, m->col + q0, (size_t)nnz * sizeof *out->col);
+    memcpy(out->val, m->val + q0, (size_t)nnz * sizeof *out->val);
+  }
+  out->n = nrows;
+  out->nnz = nnz;
+  return CIS_OK;
+}
+
+static cis_err csr_chunks(const cis_row_source *s, int64_t c0, int count, int sorted,
+                          cis_csr *out) {
+  (void)sorted; /* the matrix's own order, as cis_csr promises */
+  for (int i = 0; i < count; i++) {
+    int64_t r0 = (c0 + i) * s->chunk_rows;
+    CIS_CALL(cis_csr_copy_rows(s->ctx, r0, CIS_MIN(s->chunk_rows, s->n - r0), &out[i]));
+  }
+  return CIS_OK;
+}
+
+void cis_csr_row_source(const cis_csr *m, cis_row_source *src) {
+  int64_t per_row = m->n > 0 ? CIS_MAX((int64_t)1, m->nnz / m->n) : 1;
+  memset(src, 0, sizeof *src);
+  src->n = m->n;
+  src->nnz = m->nnz;
+  src->chunk_rows = CIS_MAX((int64_t)1, CIS_MIN(m->n, ((int64_t)1 << 20) / per_row));
+  src->nchunks = (m->n + src->chunk_rows - 1) / src->chunk_rows;
+  src->chunk_nnz = 0;
+  for (int64_t c = 0; c < src->nchunks; c++) {
+    int64_t r0 = c * src->chunk_rows, r1 = CIS_MIN(m->n, r0 + src->chunk_rows);
+    src->chunk_nnz = CIS_MAX(src->chunk_nnz, m->rowptr[r1] - m->rowptr[r0]);
+  }
+  src->ctx = m;
+  src->rows = csr_chunks;
+}

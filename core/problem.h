@@ -26,9 +26,12 @@ static inline int64_t cis_pair(int64_t p, int64_t q) {
 static inline int64_t cis_eri_index(int p, int q, int r, int s) {
   return cis_pair(cis_pair(p, q), cis_pair(r, s));
 }
+/* Values in the 8-fold packed integrals of norb orbitals, or INT64_MAX where they are more than
+ * that (norb > 92681): then no allocation serves them, and nothing overflows on the way. */
 static inline int64_t cis_eri_size(int norb) {
-  int64_t np = (int64_t)norb * (norb + 1) / 2;
-  return np * (np + 1) / 2;
+  int64_t np = (int64_t)norb * ((int64_t)norb + 1) / 2;
+  if (np > (int64_t)UINT32_MAX) return INT64_MAX;
+  return (int64_t)((uint64_t)np * (uint64_t)(np + 1) / 2);
 }
 
 typedef struct {
@@ -119,5 +122,27 @@ cis_err cis_csr_sort_row(int32_t *col, double *val, int64_t len, cis_csr_entry *
                          int64_t *cap);
 /* Every row of m sorted by column. */
 cis_err cis_csr_sort_rows(cis_csr *m);
+
+/* A symmetric matrix read out a chunk of rows at a time, for writers that stream it
+ * (--export-matrix) rather than hold it whole. Chunk c is rows [c * chunk_rows,
+ * min(n, (c + 1) * chunk_rows)). rows(src, c0, count, sorted, out) fills out[i] with the rows
+ * of chunk c0 + i: out[i].n rows, rowptr from 0, both triangles, each row sorted by column when
+ * `sorted` (else in an order of the source's, which may be cheaper); out[i]'s arrays are
+ * (re)allocated as needed, so the caller keeps them from call to call and frees them with
+ * cis_csr_free. The chunks of one call may be filled at once, on OpenMP threads. */
+typedef struct cis_row_source cis_row_source;
+struct cis_row_source {
+  int64_t n, nnz;      /* rows (= columns) and entries of the whole matrix */
+  int64_t chunk_rows, nchunks;
+  int64_t chunk_nnz;   /* about the most entries a chunk holds */
+  int64_t scratch;     /* bytes the source takes beside out while it fills one chunk */
+  const void *ctx;
+  cis_err (*rows)(const cis_row_source *src, int64_t c0, int count, int sorted, cis_csr *out);
+};
+
+/* m's rows as they are stored (sorted or not), chunks of about 2^20 entries (m is borrowed). */
+void cis_csr_row_source(const cis_csr *m, cis_row_source *src);
+/* The rows [row0, row0 + nrows) of m into out (its arrays reallocated to fit). */
+cis_err cis_csr_copy_rows(const cis_csr *m, int64_t row0, int64_t nrows, cis_csr *out);
 
 #endif

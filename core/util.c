@@ -110,51 +110,6 @@ const char *cis_format_bytes(double bytes, char *buf, size_t len) {
   return buf;
 }
 
-static int64_t read_cgroup_limit(void) {
-  FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
-  if (!f) f = fopen("/sys/fs/cgroup/memory/memory.limit_in_bytes", "r");
-  if (!f) return 0;
-  char line[64] = {0};
-  int64_t v = 0;
-  if (fgets(line, sizeof line, f) && strncmp(line, "max", 3) != 0) v = strtoll(line, NULL, 10);
-  fclose(f);
-  return v > 0 && v < ((int64_t)1 << 60) ? v : 0;
-}
-
-static int64_t read_cgroup_usage(void) {
-  FILE *f = fopen("/sys/fs/cgroup/memory.current", "r");
-  if (!f) f = fopen("/sys/fs/cgroup/memory/memory.usage_in_bytes", "r");
-  if (!f) return 0;
-  long long v = 0;
-  if (fscanf(f, "%lld", &v) != 1) v = 0;
-  fclose(f);
-  return (int64_t)v;
-}
-
-int64_t cis_host_mem_available(void) {
-  FILE *f = fopen("/proc/meminfo", "r");
-  int64_t avail = 0;
-  if (f) {
-    char key[64];
-    long long kb;
-    char unit[16];
-    while (fscanf(f, "%63s %lld %15s", key, &kb, unit) == 3) {
-      if (strcmp(key, "MemAvailable:") == 0) {
-        avail = (int64_t)kb * 1024;
-        break;
-      }
-    }
-    fclose(f);
-  }
-  int64_t lim = read_cgroup_limit();
-  if (lim > 0) {
-    int64_t left = lim - read_cgroup_usage();
-    if (left < 0) left = 0;
-    if (avail == 0 || left < avail) avail = left;
-  }
-  return avail;
-}
-
 int64_t cis_peak_rss(void) {
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;

@@ -367,6 +367,7 @@ static void ell_pack(cis_hyb *hy, ref_buf *ref) {
     const cis_csr_block *blk = &hy->blocks[b];
     int64_t at = 0;
     for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
+      if (e->row_len[r] == 0) continue; /* a block with no Reference entries has no buffer */
       int64_t q0 = cis_ell_row_start(e, r);
       memcpy(e->col + q0, ref[b].col + at, sizeof(int32_t) * (size_t)e->row_len[r]);
       memcpy(e->val + q0, ref[b].val + at, sizeof(double) * (size_t)e->row_len[r]);
@@ -405,6 +406,7 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
 
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   build_state st = {.g = g, .hy = &h->hyb, .progress = opts ? opts->progress : NULL};
   int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
   int64_t n = h->n, nexp = 0;
@@ -474,6 +476,7 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   CIS_CHECK(ints->norb == cis_space_norb(space) && ints->nalpha == cis_space_nalpha(space) &&
                 ints->nbeta == cis_space_nbeta(space),
             CIS_ERR_INTERNAL, "the space was built for other integrals");
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&im, 1, sizeof *im, "Hamiltonian"));
   cis_hmat *h = &im->pub;
   h->n = h->hyb.n = cis_space_ndet(space);
@@ -542,6 +545,7 @@ static void components(const cis_csr *m, int64_t *up) {
  * to the front, in place; comp: each row's component. */
 static cis_err components_first(diag_item *d, int64_t n, const int64_t *comp) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   unsigned char *seen = NULL, *front = NULL;
   diag_item *t = NULL;
   int64_t nf = 0;
@@ -567,6 +571,7 @@ cleanup:
 cis_err cis_hmat_csr_order(const cis_csr *m, int64_t *perm, int64_t *inv, double *diag,
                            int64_t *comp) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t n = m->n;
   diag_item *d = NULL;
   CIS_TRY(cis_malloc(&d, (size_t)n, sizeof *d, "diagonal order"));
@@ -595,6 +600,7 @@ cleanup:
 static cis_err permute_csr(const cis_csr *m, const int64_t *perm, const int64_t *inv,
                            cis_csr *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t n = m->n;
   p->n = n;
   p->nnz = m->nnz;
@@ -667,6 +673,7 @@ static cis_err check_csr_budget(const cis_hmat_csr_decision *d) {
  * order; comp: each row's component). */
 static cis_err ref_symmetry_csr(cis_hmat *h, const cis_csr *p, const int64_t *comp) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t n = p->n, m = h->npre;
   double *low = NULL;
   CIS_TRY(cis_malloc(&low, (size_t)n, sizeof *low, "component bounds"));
@@ -690,6 +697,7 @@ cleanup:
 
 static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_csr p = {0};
   int64_t n = m->n, *inv = NULL, *comp = NULL;
   cis_hmat_csr_decision dec;
@@ -727,6 +735,7 @@ cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat
   CIS_CHECK(m->n > 0 && m->n <= 0x7fffffff && m->rowptr && (m->nnz == 0 || (m->col && m->val)),
             CIS_ERR_INPUT, "the explicit matrix is empty or has more than 2^31-1 rows (n = %ld)",
             (long)m->n);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&im, 1, sizeof *im, "Hamiltonian"));
   cis_hmat *h = &im->pub;
   h->n = m->n;
@@ -751,4 +760,92 @@ cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out) {
   cis_err err = cis_csr_sort_rows(out);
   if (err != CIS_OK) cis_csr_free(out);
   return err;
+}
+
+/* Chunk b's rows: each row's ELL entries, then its Expansion entries, sorted by column when
+ * asked. */
+static cis_err chunk_rows(const cis_hyb *y, int64_t b, int sorted, cis_csr_block *scratch,
+                          cis_csr_entry **tmp, int64_t *cap, cis_csr *out) {
+  const cis_ell *e = &y->ell;
+  const cis_csr_block *blk = NULL;
+  int64_t row0 = y->blocks[b].row0, nrows = y->blocks[b].nrows, nnz = 0;
+  CIS_CALL(cis_hyb_block_rows(y, b, scratch, &blk));
+  for (int64_t l = 0; l < nrows; l++) nnz += e->row_len[row0 + l];
+  nnz += blk->rowptr[nrows];
+  CIS_CALL(cis_realloc(&out->rowptr, (size_t)nrows + 1, sizeof *out->rowptr, "matrix rows"));
+  CIS_CALL(cis_realloc(&out->col, (size_t)nnz, sizeof *out->col, "matrix rows"));
+  CIS_CALL(cis_realloc(&out->val, (size_t)nnz, sizeof *out->val, "matrix rows"));
+  int64_t q = 0;
+  out->rowptr[0] = 0;
+  for (int64_t l = 0; l < nrows; l++) {
+    int64_t r = row0 + l, e0 = cis_ell_row_start(e, r), p0 = blk->rowptr[l];
+    int64_t ne = e->row_len[r], nx = blk->rowptr[l + 1] - p0;
+    if (ne > 0) {
+      memcpy(out->col + q, e->col + e0, (size_t)ne * sizeof *out->col);
+      memcpy(out->val + q, e->val + e0, (size_t)ne * sizeof *out->val);
+    }
+    if (nx > 0) {
+      memcpy(out->col + q + ne, blk->col + p0, (size_t)nx * sizeof *out->col);
+      memcpy(out->val + q + ne, blk->val + p0, (size_t)nx * sizeof *out->val);
+    }
+    /* Reference columns all precede Expansion columns and a row's columns are distinct: the
+     * row sorted whole is what cis_hmat_to_csr gives */
+    if (sorted) CIS_CALL(cis_csr_sort_row(out->col + q, out->val + q, ne + nx, tmp, cap));
+    q += ne + nx;
+    out->rowptr[l + 1] = q;
+  }
+  out->n = nrows;
+  out->nnz = q;
+  return CIS_OK;
+}
+
+static cis_err hmat_chunks(const cis_row_source *s, int64_t c0, int count, int sorted,
+                           cis_csr *out) {
+  const cis_hyb *y = s->ctx;
+  cis_worker_error we = {CIS_OK, ""};
+#pragma omp parallel
+  {
+    cis_csr_block scratch;
+    cis_csr_entry *tmp = NULL;
+    int64_t cap = 0;
+    memset(&scratch, 0, sizeof scratch);
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < count; i++) {
+      if (cis_worker_error_seen(&we)) continue;
+      cis_err e = chunk_rows(y, c0 + i, sorted, &scratch, &tmp, &cap, &out[i]);
+      if (e != CIS_OK) cis_worker_error_keep(&we, e);
+    }
+    cis_csr_block_free(&scratch);
+    cis_free(&tmp);
+  }
+  CIS_WORKER_RERAISE(we);
+  return CIS_OK;
+}
+
+void cis_hmat_row_source(const cis_hmat *h, cis_row_source *src) {
+  const cis_hyb *y = &h->hyb;
+  memset(src, 0, sizeof *src);
+  src->n = h->n;
+  src->nnz = y->ell.nnz + y->nnz_exp;
+  src->chunk_rows = y->block_rows;
+  src->nchunks = y->nblocks;
+  /* The largest block's entries where known (cached, or counted by a census); twice the
+   * average otherwise. A block that is not cached is regenerated into a scratch block. */
+  int64_t most = 0, known = 1;
+  for (int64_t b = 0; b < y->nblocks; b++) {
+    const cis_csr_block *blk = &y->blocks[b];
+    int64_t ell = 0;
+    for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) ell += y->ell.row_len[r];
+    if (cis_csr_block_cached(blk))
+      most = CIS_MAX(most, ell + blk->nnz);
+    else if (y->census && y->census->counted[b])
+      most = CIS_MAX(most, ell + y->census->bnnz[b]);
+    else
+      known = 0;
+  }
+  if (!known && y->nblocks > 0) most = CIS_MAX(most, 2 * src->nnz / y->nblocks);
+  src->chunk_nnz = most;
+  src->scratch = y->ncached < y->nblocks ? 12 * most : 0;
+  src->ctx = y;
+  src->rows = hmat_chunks;
 }

@@ -90,8 +90,9 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
 cis_err cis_hmat_build_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat **out);
 void cis_hmat_destroy(cis_hmat **h);
 
-/* The default memory budget for cached Expansion blocks: three quarters of the available host
- * memory (cgroup-aware) less `nvectors` n-length vectors for the solver (never negative). The
+/* The default memory budget for cached Expansion blocks: three quarters of the host memory the
+ * process may still take (cis_host_mem_available: free memory, cgroup limits, RLIMIT_AS and
+ * RLIMIT_DATA) less `nvectors` n-length vectors for the solver (never negative). The
  * builders use it, with 60 vectors and less the ELL block, when mem_budget < 0; the driver passes
  * it with the vectors its options imply. */
 int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors);
@@ -136,8 +137,12 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
 /* The plan of cis_hmat_build_csr. */
 cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_plan *out);
 
-/* The whole matrix (our order) as CSR, both triangles, rows sorted (for --export-matrix and
- * tests). Allocates *out's arrays. */
+/* The whole matrix (our order) as CSR, both triangles, rows sorted (for tests). Allocates
+ * *out's arrays. */
 cis_err cis_hmat_to_csr(const cis_hmat *h, cis_csr *out);
+/* The same rows a chunk at a time (--export-matrix): a chunk is an Expansion block's rows,
+ * each row its Reference and its Expansion entries sorted by column, the block regenerated
+ * where the host does not cache it (h is borrowed). */
+void cis_hmat_row_source(const cis_hmat *h, cis_row_source *src);
 
 #endif

@@ -45,6 +45,7 @@ static int64_t links_bytes(const cis_links *l, int64_t nstr) {
  * about to generate, regenerated for the sample), to plan the coded entries by. */
 static cis_err plan_dictionary(cis_hmat_plan *p, const cis_rowgen *g) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_hyb hy;
   cis_census c;
   memset(&hy, 0, sizeof hy);
@@ -123,6 +124,7 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
   CIS_CHECK(ints->norb == cis_space_norb(space) && ints->nalpha == cis_space_nalpha(space) &&
                 ints->nbeta == cis_space_nbeta(space),
             CIS_ERR_INTERNAL, "the space was built for other integrals");
+  CIS_CLEANUP_FUNCTION;
   int64_t n = out->n = cis_space_ndet(space);
   out->nref = cis_space_nref(space);
   out->npre = CIS_MIN(out->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
@@ -186,6 +188,7 @@ cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_
   memset(out, 0, sizeof *out);
   CIS_CHECK(m->n > 0 && m->n <= 0x7fffffff, CIS_ERR_INPUT,
             "the explicit matrix is empty or has more than 2^31-1 rows (n = %ld)", (long)m->n);
+  CIS_CLEANUP_FUNCTION;
   int64_t n = out->n = m->n;
   CIS_TRY(cis_malloc(&perm, (size_t)n, sizeof *perm, "permutation"));
   CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));

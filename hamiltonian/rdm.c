@@ -43,6 +43,7 @@ static int64_t singles_of(const cis_strlist *l, int norb, int64_t S, uint64_t *t
 
 static cis_err sx_build(const cis_strlist *l, int norb, sx_list *L) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   uint64_t *t = NULL;
   CIS_TRY(cis_malloc(&t, (size_t)l->nw, sizeof *t, "string scratch"));
   CIS_TRY(cis_calloc(&L->ptr, (size_t)l->n + 1, sizeof(int64_t), "single excitation pointers"));
@@ -88,6 +89,7 @@ cis_err cis_rdm1(const cis_space *s, int k, const double *C, double *rdm) {
   int norb = s->norb, fail = 0;
   int64_t n = s->ndet, nn = (int64_t)norb * norb;
   CIS_CHECK(norb < 32768, CIS_ERR_INPUT, "rdm1: %d orbitals (at most 32767)", norb);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(sx_build(&s->astr, norb, &la));
   CIS_TRY(sx_build(&s->bstr, norb, &lb));
   memset(rdm, 0, sizeof(double) * (size_t)(k * nn));
@@ -120,6 +122,7 @@ cleanup:
 
 cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double *A = NULL, *w = NULL;
   int64_t nn = (int64_t)norb * norb;
   CIS_TRY(cis_malloc(&A, (size_t)nn, sizeof *A, "density matrix copy"));
@@ -127,8 +130,9 @@ cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ)
   for (int v = 0; v < k; v++) {
     memcpy(A, rdm + v * nn, sizeof(double) * (size_t)nn);
     lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', norb, A, norb, w);
-    CIS_CHECK(info == 0, CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on the density "
-              "matrix of root %d", (int)info, v);
+    if (info != 0)
+      CIS_FAIL(CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on the density matrix of "
+               "root %d", (int)info, v);
     for (int p = 0; p < norb; p++) occ[v * norb + p] = w[norb - 1 - p];
   }
 cleanup:

@@ -84,6 +84,7 @@ static uint64_t label_at(const cis_space *s, const int64_t *keys, int64_t k) {
 static cis_err block_lowest(cis_space *s, const double *hd, const int64_t *keys, epos **out,
                             int *nout) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   uint64_t *lab = NULL;
   epos *low = NULL;
   int used = 0;
@@ -160,6 +161,7 @@ static void complete_configuration(const cis_space *s, const int64_t *keys, int6
 cis_err cis_space_order(cis_space *s, const double *hd, const int64_t *keys,
                         const int64_t *refpos, int64_t nr, int64_t *order) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   unsigned char *taken = NULL;
   uint64_t *w = NULL;
   epos *low = NULL;

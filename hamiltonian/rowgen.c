@@ -227,6 +227,7 @@ static void links_free(cis_links *lk) {
  * skipped only when it would be dropped. No pair-square array or too many classes: one class. */
 static cis_err pair_classes(cis_rowgen *g) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_sc *sc = &g->sc;
   int64_t np = sc->npair, nw = (np + 63) / 64;
   uint64_t *pat = NULL;
@@ -289,6 +290,7 @@ static cis_err group_singles(cis_rowgen *g) {
 
 cis_err cis_rowgen_init(const cis_integrals *ints, const cis_space *space, cis_rowgen *g) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   memset(g, 0, sizeof *g);
   g->space = space;
   CIS_TRY(cis_sc_init(ints, &g->sc));
@@ -318,6 +320,7 @@ void cis_rowgen_free(cis_rowgen *g) {
 
 cis_err cis_rowbuf_init(const cis_rowgen *g, cis_rowbuf *b) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   memset(b, 0, sizeof *b);
   int64_t n = g->max_row;
   b->cap = n;
@@ -603,6 +606,7 @@ cis_err cis_rowgen_regen(void *ctx, int64_t row0, int64_t nrows, cis_csr_block *
   rowbuf_slot *slot = NULL;
   cis_rowbuf own, *b = NULL;
   CIS_CALL(pool_take(g, &slot, &own, &b));
+  CIS_CLEANUP_FUNCTION;
   int64_t nnz = 0, nref = g->space->nref;
   CIS_TRY(cis_csr_block_reserve(out, nrows, CIS_MAX(out->cap, 16 * nrows)));
   out->rowptr[0] = 0;

@@ -13,6 +13,7 @@ cis_err cis_sc_init(const cis_integrals *ints, cis_sc *sc) {
   sc->h1e = ints->h1e;
   sc->eri = ints->eri;
   CIS_CHECK(ints->h1e && ints->eri, CIS_ERR_INPUT, "integrals are missing (h1e or eri)");
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_malloc(&sc->J, (size_t)n * n, sizeof(double), "Coulomb table J"));
   CIS_TRY(cis_malloc(&sc->K, (size_t)n * n, sizeof(double), "exchange table K"));
   for (int p = 0; p < n; p++)

@@ -59,6 +59,7 @@ static cis_err get_refs(const cis_space *s, const cis_space_spec *spec, int64_t 
 static cis_err truncated_pairs(cis_space *s, int level, int64_t nr, const uint64_t *ra,
                                const uint64_t *rb, int64_t **keys, int64_t *nkeys) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int nw = s->nw;
   int64_t na = s->astr.n, nb = s->bstr.n, total = 0, n = 0;
   int64_t *bstart = NULL, *border = NULL, *pos = NULL;
@@ -124,6 +125,7 @@ static int cmp_keyed(const void *a, const void *b) {
 static cis_err list_pairs(cis_space *s, const cis_space_spec *spec, int64_t **keys,
                           int64_t *nkeys) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int nw = s->nw;
   int64_t n = spec->ndets;
   keyed *kd = NULL;
@@ -330,6 +332,7 @@ static cis_err find_refs(const cis_space *s, int64_t nr, const uint64_t *ra, con
 cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
                         const cis_space_opts *opts, cis_space **out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_space *s = NULL;
   uint64_t *ra = NULL, *rb = NULL;
   int64_t *keys = NULL, *order = NULL, *refpos = NULL, nr = 0, nkeys = 0;
@@ -524,6 +527,7 @@ int64_t cis_space_s2_row(const cis_space *s, const cis_s2_targets *t, int64_t d,
 
 cis_err cis_space_s2(const cis_space *s, int k, const double *C, double *s2) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double *num = NULL, *nrm = NULL;
   cis_s2_targets t = {NULL, NULL};
   int64_t n = s->ndet, m = 1 + (int64_t)s->nalpha * s->nbeta;

@@ -73,6 +73,7 @@ static int next_comb(int *c, int k, int m) {
 
 cis_err cis_strlist_all(int norb, int nel, cis_strlist *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int *c = NULL;
   int64_t n = cis_binomial(norb, nel);
   out->nw = cis_nwords(norb);
@@ -99,6 +100,7 @@ cleanup:
 static cis_err append_level(int nw, const uint64_t *ref, const int *occ, int nel,
                             const int *vir, int nvir, int h, cis_strlist *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int *ch = NULL, *cp = NULL;
   int64_t add = cis_binomial(nel, h) * cis_binomial(nvir, h);
   if (add < 0 || out->n + add > CIS_MAX_INDEX)
@@ -127,6 +129,7 @@ cleanup:
 
 cis_err cis_strlist_append_within(int norb, const uint64_t *ref, int level, cis_strlist *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int nw = cis_nwords(norb);
   int *occ = NULL, *vir = NULL;
   CIS_TRY(cis_malloc(&occ, (size_t)norb, sizeof(int), "occupied orbitals"));

@@ -139,6 +139,7 @@ static void solutions(gf2 *g, cis_orbsym *out) {
 
 cis_err cis_orbsym_find(const cis_integrals *ints, cis_orbsym *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int n = ints->norb, nw = cis_nwords(n);
   int64_t np = (int64_t)n * (n + 1) / 2;
   int32_t *up = NULL;

@@ -165,6 +165,7 @@ static cis_err get_array(hid_t f, const char *name, size_t count, double **out, 
   hssize_t npts = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
   if (s >= 0) H5Sclose(s);
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double *v = NULL;
   uint64_t sum = 0;
   if (npts < 0 || (size_t)npts != count)

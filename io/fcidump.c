@@ -486,6 +486,7 @@ static cis_err check_records(const reader *r, const book *b, int norb) {
 
 static cis_err read_records(reader *r, cis_integrals *I) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   book b = {0};
   int64_t neri = cis_eri_size(I->norb), npair = cis_pair(I->norb, 0);
   CIS_TRY(cis_calloc(&I->h1e, (size_t)I->norb * (size_t)I->norb, sizeof(double), "h1e"));
@@ -512,6 +513,7 @@ cleanup:
 
 cis_err cis_fcidump_read(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   reader r = {0};
   header h = {0};
   char *text = NULL;

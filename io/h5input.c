@@ -78,6 +78,7 @@ static cis_err exists(const h5in *in, const char *name, int *yes) {
 /* Type and shape of a dataset (ds >= 0) or attribute (attr >= 0). */
 static cis_err get_info(const h5in *in, const char *name, hid_t ds, hid_t attr, h5info *s) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t t = ds >= 0 ? H5Dget_type(ds) : H5Aget_type(attr);
   hid_t sp = ds >= 0 ? H5Dget_space(ds) : H5Aget_space(attr);
   if (t < 0 || sp < 0) CIS_FAIL(CIS_ERR_INPUT, "%s: cannot read the type of %s", in->path, name);
@@ -135,6 +136,7 @@ static cis_err check_stored(const h5in *in, const char *name, hid_t ds, const h5
 static cis_err read_array(const h5in *in, const char *name, kind k, int rank,
                           const int64_t *dims, const char *why, void **buf, h5info *got) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t ds = -1;
   int yes;
   h5info s;
@@ -178,6 +180,7 @@ cleanup:
 static cis_err read_scalar(const h5in *in, const char *group, const char *name, kind k,
                            int required, void *out, int *found) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t g = -1, a = -1;
   void *buf = NULL;
   char full[256];
@@ -223,6 +226,7 @@ cleanup:
 static cis_err read_string_attr(const h5in *in, const char *obj, const char *name, char *out,
                                 size_t len, int *found) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t o = -1, a = -1, t = -1;
   char what[160];
   h5info s;
@@ -417,6 +421,7 @@ typedef struct {
 /* An enum (h5py stores numpy bools as FALSE/TRUE enums): its member name, lower case. */
 static cis_err enum_value(const h5in *in, hid_t a, const char *full, char *val, size_t len) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t t = H5Aget_type(a), nt = t < 0 ? -1 : H5Tget_native_type(t, H5T_DIR_DEFAULT);
   unsigned char raw[16];
   if (nt < 0 || H5Tget_size(nt) > sizeof raw || H5Aread(a, nt, raw) < 0 ||
@@ -513,6 +518,7 @@ static cis_err matrix_triplets(const h5in *in, int64_t n, cis_io_coo *t, int *lo
   snprintf(why, sizeof why, "n+1 with n=%lld", (long long)n);
   CIS_CALL(read_array(in, "/matrix/indptr", K_INT, 1, &np1, why, (void **)&ptr, NULL));
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   nnz = ptr[n];
   if (ptr[0] != 0 || nnz < 0)
     CIS_FAIL(CIS_ERR_INPUT, "%s: /matrix/indptr starts at %lld and ends at %lld, expected 0 and "
@@ -542,6 +548,7 @@ cleanup:
 
 static cis_err read_matrix(const h5in *in, cis_problem *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_io_coo t = {0};
   int64_t n = 0;
   int found, lower = 0;
@@ -604,6 +611,7 @@ static cis_err read_contents(const h5in *in, cis_problem *p) {
 
 static cis_err read_file(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   h5in in = {path, -1};
   memset(p, 0, sizeof *p);
   cis_h5_quiet();
@@ -631,6 +639,7 @@ cis_err cis_h5input_read(const char *path, cis_problem *p) {
 static cis_err write_attr(hid_t loc, const char *path, const char *name, hid_t ftype,
                           hid_t mtype, const void *v) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t sp = H5Screate(H5S_SCALAR), a = -1;
   if (sp < 0) CIS_FAIL(CIS_ERR_IO, "%s: cannot create a dataspace for attribute %s", path, name);
   if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0)
@@ -657,6 +666,7 @@ cis_err cis_h5_attr_double(hid_t loc, const char *path, const char *name, double
 /* Variable-length UTF-8, which h5py reads back as str. */
 cis_err cis_h5_attr_string(hid_t loc, const char *path, const char *name, const char *v) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t t = H5Tcopy(H5T_C_S1);
   if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0)
     CIS_FAIL(CIS_ERR_IO, "%s: cannot create a string type for attribute %s", path, name);
@@ -678,6 +688,7 @@ static hid_t file_type(hid_t mtype) {
 cis_err cis_h5_write(hid_t loc, const char *path, const char *name, hid_t type, int rank,
                      const int64_t *dims, const void *data) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hsize_t d[2] = {(hsize_t)dims[0], rank > 1 ? (hsize_t)dims[1] : 1};
   hid_t sp = H5Screate_simple(rank, d, NULL), ds = -1;
   if (sp < 0) CIS_FAIL(CIS_ERR_IO, "%s: cannot create a dataspace for %s", path, name);
@@ -697,32 +708,6 @@ cis_err cis_h5_group(hid_t loc, const char *path, const char *name, hid_t *out) 
   return CIS_OK;
 }
 
-cis_err cis_h5_write_matrix(hid_t f, const char *path, const cis_csr *m) {
-  cis_err err = CIS_OK;
-  hid_t g = -1;
-  int64_t np1 = m->n + 1;
-  CIS_TRY(cis_h5_attr_string(f, path, "format", "cisolve-input"));
-  CIS_TRY(cis_h5_attr_int(f, path, "version", 1));
-  CIS_TRY(cis_h5_group(f, path, "matrix", &g));
-  CIS_TRY(cis_h5_attr_int(g, path, "n", m->n));
-  CIS_TRY(cis_h5_attr_string(g, path, "storage", "full"));
-  CIS_TRY(cis_h5_write(g, path, "indptr", H5T_NATIVE_INT64, 1, &np1, m->rowptr));
-  CIS_TRY(cis_h5_write(g, path, "indices", H5T_NATIVE_INT32, 1, &m->nnz, m->col));
-  CIS_TRY(cis_h5_write(g, path, "data", H5T_NATIVE_DOUBLE, 1, &m->nnz, m->val));
-cleanup:
-  cis_h5_close(&g);
-  return err;
-}
-
-static cis_err matrix_body(hid_t f, const char *tmp, const void *m) {
-  return cis_h5_write_matrix(f, tmp, (const cis_csr *)m);
-}
-
-cis_err cis_h5matrix_write(const char *path, const cis_csr *m) {
-  CIS_CALL(cis_h5_write_atomic(path, matrix_body, m));
-  return CIS_OK;
-}
-
 /* Exclusive creation: HDF5's H5F_ACC_EXCL opens with O_CREAT|O_EXCL, so an existing name (a
  * symbolic link planted there included) fails with EEXIST and is never opened for writing. */
 static int h5_create(const char *name, void *f) {
@@ -732,6 +717,7 @@ static int h5_create(const char *name, void *f) {
 
 cis_err cis_h5_write_atomic(const char *path, cis_h5_body_fn body, const void *ctx) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_io_tmp tmp = {{0}};
   hid_t f = -1;
   cis_h5_quiet();

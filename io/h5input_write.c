@@ -18,6 +18,7 @@
 
 static cis_err write_integrals(hid_t f, const char *path, const cis_integrals *I) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t g = -1;
   int64_t n = I->norb, d2[2] = {n, n}, neri = cis_eri_size(I->norb);
   CIS_TRY(cis_h5_group(f, path, "integrals", &g));
@@ -50,6 +51,7 @@ static cis_err write_space(hid_t f, const char *path, const cis_problem *p) {
   const cis_space_spec *sp = &p->space;
   if (!p->space_from_file && sp->kind == CIS_SPACE_FCI) return CIS_OK;
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t g = -1;
   int64_t nw = cis_nwords(p->ints.norb);
   static const char *kinds[] = {"fci", "truncated", "list"};
@@ -68,6 +70,7 @@ cleanup:
 static cis_err write_options(hid_t f, const char *path, const cis_kvlist *kv) {
   if (kv->n == 0) return CIS_OK;
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t g = -1;
   CIS_TRY(cis_h5_group(f, path, "options", &g));
   for (int i = 0; i < kv->n; i++)
@@ -80,7 +83,10 @@ cleanup:
 static cis_err input_body(hid_t f, const char *tmp, const void *ctx) {
   const cis_problem *p = ctx;
   if (p->kind == CIS_PROBLEM_MATRIX) {
-    CIS_CALL(cis_h5_write_matrix(f, tmp, &p->matrix));
+    cis_row_source src;
+    cis_csr_row_source(&p->matrix, &src);
+    cis_io_matrix m = {.src = &src, .window = 1};
+    CIS_CALL(cis_h5_write_matrix(f, tmp, &m));
   } else {
     CIS_CALL(cis_h5_attr_string(f, tmp, "format", "cisolve-input"));
     CIS_CALL(cis_h5_attr_int(f, tmp, "version", 1));

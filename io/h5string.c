@@ -81,6 +81,7 @@ static int stored_reference(hid_t attr, size_t sa, vlen_ref *ref) {
 static cis_err library_read(const char *path, hid_t attr, const char *what, char *out,
                             size_t len) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t mt = H5Tcopy(H5T_C_S1);
   char *vs = NULL;
   if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Aread(attr, mt, &vs) < 0 || !vs)
@@ -133,6 +134,7 @@ static cis_err heap_object(FILE *f, uint64_t fsize, uint64_t at, size_t ss, uint
 cis_err cis_h5_read_vlen_string(const char *path, hid_t file, hid_t attr, const char *what,
                                 char *out, size_t len) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t fcpl = H5Fget_create_plist(file);
   size_t sa = 0, ss = 0;
   hsize_t ub = 0;

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <libgen.h>
+#include <omp.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -163,11 +165,35 @@ cis_err cis_matrix_check_name(const char *path) {
   return CIS_OK;
 }
 
-cis_err cis_matrix_write(const char *path, const cis_csr *m) {
+/* Chunks a writer holds at once: one per OpenMP thread while they take at most half of what
+ * the process may still take, each its rows (12 bytes an entry and `per_entry` more, for the
+ * writer's text) and the source's scratch. */
+static cis_err plan_window(const cis_row_source *src, int64_t per_entry, const char *path,
+                           int *window) {
+  int64_t one = src->chunk_nnz * (12 + per_entry) + 8 * (src->chunk_rows + 1) + src->scratch;
+  cis_host_mem m;
+  cis_host_mem_probe("", &m);
+  int64_t room = m.least > 0 ? m.least / 2 : INT64_MAX;
+  char b1[32], b2[32];
+  CIS_CHECK(one <= room, CIS_ERR_NOMEM,
+            "cannot write %s: a chunk of %lld rows of the matrix takes %s of host memory, and "
+            "%s leaves %s (half of it for the writer)", path, (long long)src->chunk_rows,
+            cis_format_bytes((double)one, b1, sizeof b1), m.bound,
+            cis_format_bytes((double)m.least, b2, sizeof b2));
+  int64_t fit = room / CIS_MAX(one, (int64_t)1);
+  *window = (int)CIS_MAX((int64_t)1, CIS_MIN(fit, (int64_t)omp_get_max_threads()));
+  return CIS_OK;
+}
+
+cis_err cis_matrix_write(const char *path, const cis_row_source *src) {
+  cis_io_matrix m = {.src = src, .window = 1};
   CIS_CALL(cis_matrix_check_name(path));
-  if (has_suffix(path, ".mtx"))
-    CIS_CALL(cis_mtx_write(path, m));
-  else
-    CIS_CALL(cis_h5matrix_write(path, m));
+  if (has_suffix(path, ".mtx")) {
+    CIS_CALL(plan_window(src, 24, path, &m.window));
+    CIS_CALL(cis_mtx_write(path, &m));
+  } else {
+    CIS_CALL(plan_window(src, 0, path, &m.window));
+    CIS_CALL(cis_h5matrix_write(path, &m));
+  }
   return CIS_OK;
 }

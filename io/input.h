@@ -21,10 +21,13 @@ cis_err cis_mtx_read(const char *path, cis_problem *p);
  * Atomic (temporary name, then rename); refuses to replace the input itself. */
 cis_err cis_h5input_write(const char *path, const cis_problem *p);
 
-/* Write an explicit matrix: Matrix Market (".mtx", lower triangle, symmetric) or HDF5 CSR
+/* Write a symmetric matrix: Matrix Market (".mtx", lower triangle, symmetric) or HDF5 CSR
  * (".h5", the /matrix group of docs/input-format.md) chosen by the extension. Atomic
- * (temporary name, then rename). */
-cis_err cis_matrix_write(const char *path, const cis_csr *m);
+ * (temporary name, then rename). Streamed from `src` a few chunks of rows at a time (one per
+ * OpenMP thread while they fit in half of what the process may still take): CIS_ERR_NOMEM,
+ * naming the memory one chunk needs, before anything is written when not even one fits. A
+ * Matrix Market file reads the rows twice (its size line counts the lower triangle first). */
+cis_err cis_matrix_write(const char *path, const cis_row_source *src);
 /* CIS_ERR_USAGE unless the name says a format cis_matrix_write writes (before any work). */
 cis_err cis_matrix_check_name(const char *path);
 

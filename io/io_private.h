@@ -110,9 +110,15 @@ cis_err cis_h5_attr_string(hid_t loc, const char *path, const char *name, const 
 cis_err cis_h5_write(hid_t loc, const char *path, const char *name, hid_t type, int rank,
                      const int64_t *dims, const void *data);
 cis_err cis_h5_group(hid_t loc, const char *path, const char *name, hid_t *out);
+/* A matrix to write: its rows, and how many chunks of them a writer may hold at once
+ * (cis_matrix_write plans it). */
+typedef struct {
+  const cis_row_source *src;
+  int window;
+} cis_io_matrix;
 /* Write the /matrix group (storage "full") and the input.h5 root attributes into file f. */
-cis_err cis_h5_write_matrix(hid_t f, const char *path, const cis_csr *m);
-cis_err cis_mtx_write(const char *path, const cis_csr *m);
-cis_err cis_h5matrix_write(const char *path, const cis_csr *m);
+cis_err cis_h5_write_matrix(hid_t f, const char *path, const cis_io_matrix *m);
+cis_err cis_mtx_write(const char *path, const cis_io_matrix *m);
+cis_err cis_h5matrix_write(const char *path, const cis_io_matrix *m);
 
 #endif

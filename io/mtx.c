@@ -32,6 +32,7 @@ static cis_err sort_rows(cis_csr *m, const char *path, const char *what) {
 
 static cis_err fill_csr(const cis_io_coo *t, int mirror, cis_csr *m) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t *pos = NULL;
   CIS_TRY(cis_calloc(&m->rowptr, (size_t)t->n + 1, sizeof(int64_t), "matrix row pointers"));
   for (int64_t k = 0; k < t->count; k++) {
@@ -62,6 +63,7 @@ cleanup:
 cis_err cis_io_csr_from_coo(const cis_io_coo *t, int mirror, const char *path,
                             const char *what, cis_csr *m) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   memset(m, 0, sizeof *m);
   if (t->n < 1 || t->n > INT32_MAX)
     CIS_FAIL(CIS_ERR_INPUT, "%s: %s has dimension %lld, expected 1..%d", path, what,
@@ -226,6 +228,7 @@ static cis_err mtx_entries(cis_io_lines *r, cis_io_coo *t, int64_t nnz) {
 
 cis_err cis_mtx_read(const char *path, cis_problem *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_io_lines r = {0};
   cis_io_coo t = {0};
   int symmetric = 0;
@@ -253,20 +256,87 @@ cleanup:
 
 /* ---- Matrix Market writing ---------------------------------------------------------------- */
 
-static cis_err mtx_body(FILE *f, const char *tmp, const cis_csr *m) {
-  int64_t nlow = 0;
+/* The lower-triangle entries of chunk m (rows from row0 on) as lines of text in t (grown as
+ * needed). */
+typedef struct {
+  char *s;
+  size_t len, cap;
+} text_buf;
+
+static cis_err mtx_lines(const cis_csr *m, int64_t row0, text_buf *t) {
+  t->len = 0;
   for (int64_t i = 0; i < m->n; i++)
-    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) nlow += m->col[k] <= i;
+    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++) {
+      if (m->col[k] > row0 + i) continue;
+      if (t->cap - t->len < 64) { /* the longest line is 58 characters */
+        size_t cap = CIS_MAX(2 * t->cap, (size_t)1 << 16);
+        CIS_CALL(cis_realloc(&t->s, cap, 1, "Matrix Market text"));
+        t->cap = cap;
+      }
+      t->len += (size_t)snprintf(t->s + t->len, t->cap - t->len, "%lld %d %.17g\n",
+                                 (long long)(row0 + i) + 1, m->col[k] + 1, m->val[k]);
+    }
+  return CIS_OK;
+}
+
+/* Chunks [c0, c0 + count) of the rows into ch (sorted or not), and their lower-triangle
+ * entries added to *nlow. */
+static cis_err mtx_chunks(const cis_row_source *src, int64_t c0, int count, int sorted,
+                          cis_csr *ch, int64_t *nlow) {
+  CIS_CALL(src->rows(src, c0, count, sorted, ch));
+  for (int i = 0; i < count; i++) {
+    int64_t row0 = (c0 + i) * src->chunk_rows;
+    for (int64_t r = 0; r < ch[i].n; r++)
+      for (int64_t k = ch[i].rowptr[r]; k < ch[i].rowptr[r + 1]; k++)
+        *nlow += ch[i].col[k] <= row0 + r;
+  }
+  return CIS_OK;
+}
+
+/* Two passes over the rows, `window` chunks at a time: the size line counts the entries of the
+ * lower triangle; then each window's lines are formatted on OpenMP threads and written in row
+ * order. */
+static cis_err mtx_body(FILE *f, const char *tmp, const cis_io_matrix *mx) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  const cis_row_source *src = mx->src;
+  int w = mx->window;
+  cis_csr *ch = NULL;
+  text_buf *tx = NULL;
+  int64_t nlow = 0, seen = 0;
+  CIS_TRY(cis_calloc(&ch, (size_t)w, sizeof *ch, "matrix chunks"));
+  CIS_TRY(cis_calloc(&tx, (size_t)w, sizeof *tx, "Matrix Market text"));
+  for (int64_t c0 = 0; c0 < src->nchunks; c0 += w)
+    CIS_TRY(mtx_chunks(src, c0, (int)CIS_MIN((int64_t)w, src->nchunks - c0), 0, ch, &nlow));
   fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n"
              "%% written by cisolve: lower triangle, 1-based\n"
-             "%lld %lld %lld\n", (long long)m->n, (long long)m->n, (long long)nlow);
-  for (int64_t i = 0; i < m->n; i++)
-    for (int64_t k = m->rowptr[i]; k < m->rowptr[i + 1]; k++)
-      if (m->col[k] <= i)
-        fprintf(f, "%lld %d %.17g\n", (long long)i + 1, m->col[k] + 1, m->val[k]);
+             "%lld %lld %lld\n", (long long)src->n, (long long)src->n, (long long)nlow);
+  for (int64_t c0 = 0; c0 < src->nchunks; c0 += w) {
+    int count = (int)CIS_MIN((int64_t)w, src->nchunks - c0);
+    cis_worker_error we = {CIS_OK, ""};
+    CIS_TRY(mtx_chunks(src, c0, count, 1, ch, &seen));
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int i = 0; i < count; i++) {
+      if (cis_worker_error_seen(&we)) continue;
+      cis_err e = mtx_lines(&ch[i], (c0 + i) * src->chunk_rows, &tx[i]);
+      if (e != CIS_OK) cis_worker_error_keep(&we, e);
+    }
+    if (we.code != CIS_OK) CIS_FAIL(we.code, "%s", we.msg);
+    for (int i = 0; i < count; i++)
+      if (tx[i].len > 0 && fwrite(tx[i].s, 1, tx[i].len, f) != tx[i].len)
+        CIS_FAIL(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+  }
+  if (seen != nlow)
+    CIS_FAIL(CIS_ERR_INTERNAL, "%s: the rows gave %lld lower-triangle entries, then %lld", tmp,
+             (long long)nlow, (long long)seen);
   if (ferror(f) || fflush(f) != 0)
-    CIS_ERROR(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  return CIS_OK;
+    CIS_FAIL(CIS_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+cleanup:
+  for (int i = 0; ch && i < w; i++) cis_csr_free(&ch[i]);
+  for (int i = 0; tx && i < w; i++) cis_free(&tx[i].s);
+  cis_free(&ch);
+  cis_free(&tx);
+  return err;
 }
 
 /* Exclusive creation (never an existing file, never through a symbolic link). */
@@ -281,8 +351,9 @@ static int mtx_create(const char *name, void *f) {
   return -1;
 }
 
-cis_err cis_mtx_write(const char *path, const cis_csr *m) {
+cis_err cis_mtx_write(const char *path, const cis_io_matrix *m) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_io_tmp tmp = {{0}};
   FILE *f = NULL;
   CIS_TRY(cis_io_tmp_create(path, mtx_create, &f, &tmp));

@@ -61,7 +61,7 @@ static const opt_desc k_opts[] = {
      "Reference region size (default automatic, reported); the preconditioner uses at most its "
      "first 2048"},
     {"device", ARG_REQUIRED, "DEV", "auto (default), cpu, gpu or gpu:N"},
-    {"mem", ARG_REQUIRED, "SIZE", "host memory for cached Hamiltonian blocks, e.g. 4G (default: 3/4 of free RAM less the solver vectors; none when a GPU holds the whole matrix)"},
+    {"mem", ARG_REQUIRED, "SIZE", "host memory for cached Hamiltonian blocks, e.g. 4G (default: 3/4 of what RAM, cgroup and ulimit -v allow, less the solver vectors; none when a GPU holds the whole matrix)"},
     {"gpu-mem", ARG_REQUIRED, "SIZE", "GPU memory budget for the matrix (default: most of the free memory)"},
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
     {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT stem + .out.h5 here; /dev/null: report only)"},

@@ -20,6 +20,7 @@
 static cis_err write_rows(hid_t ds, const char *path, const char *name, hid_t mtype,
                           int64_t row0, int64_t nrows, int64_t ncols, const void *buf) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hsize_t start[2] = {(hsize_t)row0, 0}, count[2] = {(hsize_t)nrows, (hsize_t)ncols};
   hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, count, NULL);
   if (fs < 0 || ms < 0 ||
@@ -47,6 +48,7 @@ static cis_err create_2d(hid_t loc, const char *path, const char *name, hid_t ft
  * perm[i]. */
 static cis_err write_vectors(hid_t g, const char *path, const cis_output *o) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_hmat *h = o->h;
   const cis_eig_result *r = o->res;
   double *v = NULL;
@@ -68,6 +70,7 @@ cleanup:
 
 static cis_err results_arrays(hid_t g, const char *path, const cis_output *o) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_eig_result *r = o->res;
   int64_t k = r->nroots;
   double *e = NULL;
@@ -92,6 +95,7 @@ cleanup:
 static cis_err write_int8(hid_t g, const char *path, const char *name, int64_t k,
                           const int *v) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int8_t *b = NULL;
   CIS_TRY(cis_malloc(&b, (size_t)k, sizeof *b, name));
   for (int64_t j = 0; j < k; j++) b[j] = (int8_t)(v[j] != 0);
@@ -104,6 +108,7 @@ cleanup:
 static cis_err write_3d(hid_t g, const char *path, const char *name, const int64_t *dims,
                         const double *data) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hsize_t d[3] = {(hsize_t)dims[0], (hsize_t)dims[1], (hsize_t)dims[2]};
   hid_t sp = H5Screate_simple(3, d, NULL), ds = -1;
   if (sp < 0) CIS_FAIL(CIS_ERR_IO, "%s: cannot create a dataspace for %s", path, name);
@@ -161,6 +166,7 @@ static cis_err results_analysis(hid_t g, const char *path, const cis_output *o,
 static cis_err write_results(hid_t f, const char *path, const cis_output *o,
                              const cis_analysis *an) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_eig_result *r = o->res;
   hid_t g = -1;
   CIS_TRY(cis_h5_group(f, path, "results", &g));
@@ -182,6 +188,7 @@ cleanup:
 static cis_err write_strings(hid_t g, const char *path, const char *name, const cis_space *s,
                              int alpha) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t n = cis_space_ndet(s), nw = cis_space_nwords(s);
   int64_t chunk = CIS_MAX(1, CIS_MIN(n, ROWS_BYTES / (8 * nw)));
   uint64_t *buf = NULL;
@@ -203,6 +210,7 @@ cleanup:
 
 static cis_err write_determinants(hid_t f, const char *path, const cis_space *s) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t g = -1;
   CIS_TRY(cis_h5_group(f, path, "determinants", &g));
   CIS_TRY(write_strings(g, path, "alpha", s, 1));
@@ -215,6 +223,7 @@ cleanup:
 
 static cis_err write_problem(hid_t f, const char *path, const cis_output *o) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_hmat *h = o->h;
   hid_t g = -1;
   CIS_TRY(cis_h5_group(f, path, "problem", &g));
@@ -285,6 +294,7 @@ static cis_err options_strings(hid_t g, const char *path, const cis_options *o) 
 
 static cis_err write_options(hid_t f, const char *path, const cis_options *o) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t g = -1;
   CIS_TRY(cis_h5_group(f, path, "options", &g));
   CIS_TRY(options_strings(g, path, o));

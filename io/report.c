@@ -60,13 +60,20 @@ void cis_report_matrix(const cis_report *r) {
            cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
            (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2),
            cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
+  /* what bounded the default: the machine's memory, a cgroup or an address-space limit */
+  cis_host_mem hm;
+  cis_host_mem_probe("", &hm);
+  char deflt[200] = "default: 3/4 of the available memory less the solver's vectors";
+  if (hm.least != hm.meminfo)
+    snprintf(deflt, sizeof deflt, "default: 3/4 of what %s leaves, less the solver's vectors",
+             hm.bound);
   const char *why = r->opt->mem >= 0 ? "--mem"
                     : h->stats.budget == 0 && r->opt->device != CIS_DEVICE_CPU && h->space
                         ? (y->sink ? "default on a GPU: the GPU holds the matrix, sent to it as "
                                      "it was built; --mem for a host cache"
                                    : "default on a GPU: the GPU holds the matrix, regenerated at "
                                      "upload; --mem for a host cache")
-                        : "default: 3/4 of the available memory less the solver's vectors";
+                        : deflt;
   printf("budget           %s (%s)\n", cis_format_bytes((double)h->stats.budget, b1, sizeof b1),
          why);
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",

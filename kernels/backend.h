@@ -73,6 +73,17 @@ struct cis_backend {
 };
 
 cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
+/* First thing in a process that will call BLAS or LAPACK: under an address-space limit
+ * (cis_host_mem.address_limit: ulimit -v or -d, strict overcommit), OpenBLAS takes the work
+ * buffers of all its threads now, and the OpenMP threads start, so that what the budget sees
+ * left (cis_host_mem_available) is left indeed, and no later call can hang in OpenBLAS's
+ * allocator, which retries forever (kernels/blas_limits.c). When OpenBLAS's threads' buffers
+ * would take more than a quarter of the limit and the user did not set OPENBLAS_NUM_THREADS,
+ * the program starts again (execv of /proc/self/exe with argv) with OPENBLAS_NUM_THREADS set
+ * to what fits. When the limit is too tight even so it prints why and exits with code 4 at
+ * once (exit handlers would wait for OpenBLAS's stuck threads). Without such a limit it does
+ * nothing. */
+cis_err cis_blas_prepare(char **argv);
 /* device < 0: first usable device. gpu_mem_budget <= 0: default. */
 cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
                                 cis_backend **out);

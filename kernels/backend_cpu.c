@@ -150,15 +150,16 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out) {
   *out = NULL;
   CIS_CHECK(n >= 0 && n <= INT32_MAX, CIS_ERR_INTERNAL,
             "CPU backend: vector length %lld outside 0..2^31-1", (long long)n);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&be, 1, sizeof *be, "CPU backend"));
   CIS_TRY(cis_calloc(&be->impl, 1, sizeof(cpu_impl), "CPU backend state"));
   if (nthreads > 0) omp_set_num_threads(nthreads);
   be->ops = &cpu_ops;
   be->n = n;
   be->is_device = 0;
-  int nt = omp_get_max_threads();
-  snprintf(be->desc, sizeof be->desc, "CPU (OpenBLAS, %d OpenMP thread%s)", nt,
-           nt == 1 ? "" : "s");
+  int nt = omp_get_max_threads(), nb = openblas_get_num_threads();
+  snprintf(be->desc, sizeof be->desc, "CPU (OpenBLAS, %d OpenMP thread%s, %d BLAS thread%s)", nt,
+           nt == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
   *out = be;
   be = NULL;
 cleanup:

@@ -450,6 +450,7 @@ extern "C" cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_me
   *out = NULL;
   CIS_CHECK(n >= 0 && n <= INT32_MAX, CIS_ERR_INTERNAL,
             "CUDA backend: vector length %lld outside 0..2^31-1", (long long)n);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&c, 1, sizeof *c, "CUDA backend state"));
   CIS_TRY(impl_start(c, device, gpu_mem_budget, &prop));
   CIS_TRY(cis_calloc(&be, 1, sizeof *be, "CUDA backend"));

@@ -183,6 +183,7 @@ static cis_err dav_guess_random(dav *s) {
  * states; or the caller's vectors. */
 static cis_err dav_guess(dav *s, const cis_eig_opts *o) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double *G = NULL;
   int64_t *idx = NULL, n = s->n, nref = s->nref;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
@@ -244,6 +245,7 @@ static cis_err dav_guess_restart(dav *s, const cis_eig_opts *o) {
 /* Hand the current Ritz vectors and their products (H X = R + X theta) to on_save. */
 static cis_err dav_save(dav *s, const cis_eig_opts *o, int it) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t nk = s->n * s->K;
   double *X = NULL, *HX = NULL;
   CIS_TRY(cis_malloc(&X, (size_t)nk, sizeof *X, "checkpoint vectors"));
@@ -477,6 +479,7 @@ static cis_err dav_iterate(dav *s, const cis_eig_opts *o, cis_eig_result *res, i
 cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
                            const cis_eig_opts *opts, cis_eig_result *res) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double t0 = cis_wtime(), tm0 = be->t_matvec;
   int64_t nm0 = be->n_matvec;
   int stopped = 0;

@@ -192,6 +192,7 @@ static cis_err lz_vectors(lz *s, double *Xb) {
 
 static cis_err lz_save(lz *s, const cis_eig_opts *o, int it) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   /* Lanczos keeps no H V: a checkpoint's H X costs K products, counted like any other. */
   int64_t nk = s->n * s->K;
   double *Xb = NULL, *HXb = NULL, *X = NULL, *HX = NULL;
@@ -275,6 +276,7 @@ static cis_err lz_setup(lz *s, cis_backend *be, const cis_eig_opts *o) {
 static cis_err lz_result(lz *s, cis_eig_result *res) {
   int K = s->K;
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   double *Xb = NULL;
   CIS_TRY(cis_eig_result_fill(res, K, s->n, s->theta, s->rnorm, s->conv));
   CIS_TRY(s->be->ops->alloc(s->be, s->n * K, &Xb));
@@ -300,6 +302,7 @@ cis_err cis_lanczos_solve(cis_backend *be, const double *diag, int64_t nref, con
   CIS_CHECK(nref >= 0 && nref <= be->n && (nref == 0 || hpp), CIS_ERR_USAGE,
             "Reference region of %lld determinants (H_PP %s)", (long long)nref,
             hpp ? "given" : "missing");
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(lz_setup(&s, be, opts));
   CIS_TRY(cis_refblock_init(nref, hpp, &rb));
   CIS_TRY(lz_start(&s, nref, &rb));

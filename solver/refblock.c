@@ -17,6 +17,7 @@ cis_err cis_refblock_init(int64_t nref, const double *hpp, cis_refblock *rb) {
   CIS_CHECK(nref <= 46340, CIS_ERR_USAGE,
             "Reference region of %lld determinants is too large for a dense H_PP "
             "(at most 46340)", (long long)nref);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_malloc(&rb->lam, (size_t)nref, sizeof *rb->lam, "H_PP eigenvalues"));
   CIS_TRY(cis_malloc(&rb->U, (size_t)(nref * nref), sizeof *rb->U, "H_PP eigenvectors"));
   for (int64_t i = 0; i < nref * nref; i++)
@@ -163,6 +164,7 @@ static cis_err sort_pairs(cis_refstates *st, lamcol *lc) {
 cis_err cis_refstates_make(int64_t nref, const double *hpp, const cis_refsym *sym,
                            cis_refstates *st) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   labelled *g = NULL;
   lamcol *lc = NULL;
   int64_t *q = NULL;

@@ -28,6 +28,7 @@
 static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const double *Z, int nz,
                              double **Xo, double **HXo) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int K = res->nroots, m = K + nz, kept = 0;
   int64_t n = be->n;
   double *W = NULL, *HW = NULL, *Xb = NULL, *G = NULL, *w = NULL;
@@ -45,8 +46,8 @@ static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const d
   for (int j = 0; j < m; j++)
     for (int i = 0; i < j; i++) G[i + j * m] = G[j + i * m] = 0.5 * (G[i + j * m] + G[j + i * m]);
   lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', m, G, m, w);
-  CIS_CHECK(info == 0, CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on %d x %d", (int)info,
-            m, m);
+  if (info != 0)
+    CIS_FAIL(CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on %d x %d", (int)info, m, m);
   CIS_TRY(cis_malloc(Xo, (size_t)(n * K), sizeof(double), "included roots"));
   CIS_TRY(cis_malloc(HXo, (size_t)(n * K), sizeof(double), "included products"));
   CIS_TRY(be->ops->gemm_nn(be, m, K, W, G, 0.0, Xb));
@@ -102,6 +103,7 @@ cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const
                         const cis_eig_opts *opts, double threshold, cis_eig_result *res,
                         cis_rootcheck *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
   int64_t n = be->n, nm0 = be->n_matvec;
   double *X0 = NULL, *HX0 = NULL;
@@ -226,6 +228,7 @@ static cis_err search_block(cis_backend *be, const double *diag, int64_t nref, c
                             double threshold, const cis_eig_result *res, double *g, double *Z,
                             int *nz, cis_blockcheck *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t n = be->n;
   search_ctx sc = {res->evals[res->nroots - 1], threshold, st->bbound[st->block[c]] > -HUGE_VAL,
                    0, 0, 0, opts};
@@ -278,6 +281,7 @@ static cis_err check_round(cis_backend *be, const double *diag, int64_t nref, co
                            const cis_eig_result *res, double *g, double *Z, int *nz,
                            cis_blockcheck *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int K = res->nroots, *held = NULL, *seen = NULL;
   double ek = res->evals[K - 1], fall = 0.0;
   CIS_TRY(cis_calloc(&held, (size_t)st->nblocks, sizeof *held, "roots per block"));
@@ -311,6 +315,7 @@ cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, cons
                          const cis_refstates *st, const cis_eig_opts *opts, double threshold,
                          cis_eig_result *res, cis_blockcheck *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
   int64_t n = be->n, nm0 = be->n_matvec, resolve = 0;
   double *g = NULL, *Z = NULL, *X0 = NULL, *HX0 = NULL;

@@ -18,6 +18,7 @@ void cis_census_free(cis_census *c) {
 
 cis_err cis_census_init(cis_census *c, const cis_hyb *h, int coded) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   size_t nr = (size_t)CIS_MAX(h->n, (int64_t)1), nb = (size_t)CIS_MAX(h->nblocks, (int64_t)1);
   memset(c, 0, sizeof *c);
   c->nblocks = h->nblocks;

@@ -203,6 +203,7 @@ cis_err cis_hyb_from_csr(int64_t n, const int64_t *rowptr, const int32_t *col,
                          const double *val, int64_t boundary, int64_t block_rows, int slice,
                          cis_hyb *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   memset(out, 0, sizeof *out);
   CIS_TRY(check_csr(n, rowptr, col, boundary));
   if (slice <= 0) slice = CIS_HYB_DEFAULT_SLICE;
@@ -312,6 +313,7 @@ static cis_err block_lengths(const cis_hyb *h, int64_t b, cis_csr_block *scratch
 
 cis_err cis_hyb_to_csr(const cis_hyb *h, const int32_t *rlen, cis_csr *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cis_worker_error we = {CIS_OK, ""};
   int bad = 0;
   memset(out, 0, sizeof *out);

@@ -290,6 +290,7 @@ static void ell_pack(const cis_ell *e, const int64_t *dptr, int64_t s0, int64_t 
 static cis_err ell_upload(cis_hyb_cuda *d, const cis_ell *e, const int64_t *dptr, int bits,
                          int paper) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int cb = bits / 8;
   int64_t chunk = CIS_ELL_CHUNK, wmax = 1;
   for (int64_t s = 0; s < e->nslices; s++) {
@@ -326,6 +327,7 @@ cleanup:
 /* The sliced ELL with `bits`-bit columns; tiled, it is there for the paper's kernel only. */
 static cis_err ell_create(cis_hyb_cuda *d, const cis_ell *e, int bits, int flags) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t *dptr = NULL;
   int32_t *dwidth = NULL;
   int paper = (flags & CIS_HYB_CUDA_PAPER) != 0, cb = bits / 8;
@@ -371,6 +373,7 @@ cleanup:
  * copied from there. */
 static cis_err tiles_create(cis_hyb_cuda *d, const cis_ell *e) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const int64_t ng = d->ngroups, nt = d->ntiles, per = nt * CIS_TILE_ROWS + 1;
   int64_t *base = NULL, chunk = CIS_ELL_CHUNK;
   uint32_t *off = NULL, *cursor = NULL;
@@ -576,6 +579,7 @@ static int encode_rows(const cis_hyb_cuda *d, const cis_csr_block *blk, int64_t 
 static cis_err blocks_upload(cis_hyb_cuda *d, const char *resident, const int64_t *rp,
                              const int64_t *crp) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_hyb *h = d->h;
   int64_t total = 0, biggest = 0, ntask = 0, cap, maxtask, cb = d->csr_bits / 8;
   int64_t rows_total = 0, rows_done = 0;
@@ -717,6 +721,7 @@ static cis_err pool_place(cis_hyb_cuda *d, cis_hyb_cuda_pool *p);
 static cis_err csr_upload(cis_hyb_cuda *d, const char *resident, int paper,
                           cis_hyb_cuda_pool *pool) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_hyb *h = d->h;
   int coded = d->dict != NULL;
   int64_t cb = d->csr_bits / 8;
@@ -1111,6 +1116,7 @@ static cis_err pool_starts(const cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, in
   const cis_census *c = d->cen;
   int64_t *ps = NULL, *cs = NULL;
   CIS_CUDA(cudaStreamSynchronize(p->copy));
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_malloc(&ps, (size_t)h->n + 1, sizeof *ps, "pool row starts"));
   CIS_TRY(cis_malloc(&cs, (size_t)h->n + 1, sizeof *cs, "pool coded row starts"));
   for (int64_t b = 0; b < h->nblocks; b++) {
@@ -1151,6 +1157,7 @@ static void pool_taken(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p) {
  * 32-bit columns, the value table. */
 static cis_err pool_adopt(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const cis_hyb *h = d->h;
   CIS_TRY(pool_starts(d, p, &d->rowptr, &d->crowptr));
   if (d->dict) CIS_TRY(table_upload(d));
@@ -1186,6 +1193,7 @@ static void pool_place_launch(cis_hyb_cuda *d, const cis_hyb_cuda_pool *p, const
 
 static cis_err pool_place(cis_hyb_cuda *d, cis_hyb_cuda_pool *p) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t *ps = NULL, *cs = NULL;
   CIS_TRY(pool_starts(d, p, &ps, &cs));
   if (d->csr_bits == 16)
@@ -1275,6 +1283,7 @@ static cis_err split_create(cis_hyb_cuda *d, int flags) {
   d->split_shared = CIS_SPLIT_SHARED;
   CIS_CUDA(cudaFuncSetAttribute(cis_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 CIS_SPLIT_SHARED));
+  CIS_CLEANUP_FUNCTION;
   {
     /* clusters resident at once, at the most shared memory a block may take (one block per
      * multiprocessor): a device or driver that cannot say gets no split */
@@ -1444,6 +1453,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->coded_block = d->info.coded_block = CIS_CODED_BLOCK;
   d->subwarp = d->info.subwarp = pick_subwarp(h);
   CIS_CALL(slots_create(d));
+  CIS_CLEANUP_FUNCTION;
   double t0 = cis_wtime();
   CIS_TRY(census_setup(d, flags));
   d->info.dict_seconds = cis_wtime() - t0;
@@ -1522,6 +1532,7 @@ cis_err cis_hyb_cuda_create2(const cis_hyb *h, int64_t budget, int64_t reserve, 
   *out = NULL;
   double t0 = cis_wtime();
   CIS_CALL(cis_calloc(&d, 1, sizeof *d, "device matrix"));
+  CIS_CLEANUP_FUNCTION;
   d->h = h;
   d->stream = stream;
   CIS_TRY(hyb_cuda_fill(d, h, budget, reserve, flags));
@@ -1762,6 +1773,7 @@ static void sell_fill(cis_hyb_cuda *d) {
 static cis_err sell_shape(cis_hyb_cuda *d, int64_t (*len_of)(const cis_hyb_cuda *, int64_t),
                           int64_t **dptr, int32_t **dlen, int32_t **dwidth, int64_t *slots) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   const int64_t n = d->n, ns = (n + 31) / 32, nb = (n + CIS_SELL_BLOCK - 1) / CIS_SELL_BLOCK;
   int64_t *ptr = NULL;
   int32_t *len = NULL, *width = NULL;
@@ -1981,6 +1993,7 @@ static cis_err time_product(cis_hyb_cuda *d, cudaEvent_t *ev, int split, float *
 
 static cis_err tune_launch(cis_hyb_cuda *d) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   cudaEvent_t ev[2] = {NULL, NULL};
   double best[CIS_HYB_CUDA_PLAIN_LAUNCHES], t0 = cis_wtime();
   int nc = ncandidates(d), keep = 0;

@@ -125,6 +125,7 @@ cis_err cis_split_build(int64_t n, const int64_t *rp, const int32_t *col, const 
   *fits = 0;
   CIS_CHECK(P >= 1 && P <= CIS_SPLIT_MAXP && G >= 1 && n >= 0, CIS_ERR_INTERNAL,
             "split layout: %d clusters of %d blocks", G, P);
+  CIS_CLEANUP_FUNCTION;
   if ((int64_t)P * CIS_SPLIT_PART < n || n < P || d->size >= (int32_t)CIS_SPLIT_ESC) return CIS_OK;
   CIS_TRY(cis_malloc(&wcum, (size_t)n + 1, sizeof *wcum, "split row weights"));
   CIS_TRY(cis_malloc(&cum, (size_t)n + 1, sizeof *cum, "split column counts"));

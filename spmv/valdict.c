@@ -35,6 +35,7 @@ cis_err cis_vdict_from_values(const double *mag, int32_t count, cis_vdict *out) 
   memset(out, 0, sizeof *out);
   CIS_CHECK(count >= 0 && count <= CIS_VDICT_MAX, CIS_ERR_INTERNAL,
             "value dictionary of %d entries: at most %d", (int)count, CIS_VDICT_MAX);
+  CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_malloc(&out->table, (size_t)CIS_MAX(count, 1), sizeof *out->table,
                      "value dictionary"));
   CIS_TRY(cis_malloc(&out->keys, nslots, sizeof *out->keys, "value dictionary hash keys"));
@@ -44,8 +45,8 @@ cis_err cis_vdict_from_values(const double *mag, int32_t count, cis_vdict *out) 
     uint64_t key = cis_vdict_bits(mag[i]) & ~(1ull << 63);
     uint64_t s = cis_vdict_hash(key, CIS_VDICT_SLOTS_LOG2);
     while (out->slot[s] != CIS_VDICT_EMPTY) {
-      CIS_CHECK(out->keys[s] != key, CIS_ERR_INTERNAL,
-                "value dictionary: magnitude %.17g given twice", mag[i]);
+      if (out->keys[s] == key)
+        CIS_FAIL(CIS_ERR_INTERNAL, "value dictionary: magnitude %.17g given twice", mag[i]);
       s = (s + 1) & mask;
     }
     out->keys[s] = key;
@@ -132,6 +133,7 @@ static cis_err count_block(const cis_csr_block *b, sample_table *t) {
 
 cis_err cis_vdict_build(const cis_hyb *h, int64_t sample, int32_t max_size, cis_vdict *out) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   sample_table t = {0};
   key_count *kc = NULL;
   double *mag = NULL;

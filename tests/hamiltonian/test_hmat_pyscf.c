@@ -37,6 +37,7 @@ static int has(hid_t f, const char *name) { return H5Lexists(f, name, H5P_DEFAUL
 static cis_err read_ds(hid_t f, const char *name, hid_t type, size_t elsize, void *pp,
                        int64_t *count) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   hid_t d = H5Dopen2(f, name, H5P_DEFAULT), sp = -1;
   if (d < 0) CIS_FAIL(CIS_ERR_IO, "dataset '%s' missing", name);
   sp = H5Dget_space(d);
@@ -62,6 +63,7 @@ typedef struct {
 
 static cis_err read_ref(const char *path, ref_data *r) {
   cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
   int64_t cnt, *iv = NULL;
   double *dv = NULL;
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -109,6 +111,37 @@ static void map_dets(const ref_data *r, const cis_space *s, int64_t *map) {
       map[ia * r->nb + ib] = cis_space_find(s, r->astr + ia * r->nw, r->bstr + ib * r->nw);
 }
 
+/* The export's rows (cis_hmat_row_source, three chunks at a time, cached or regenerated) are
+ * the rows of cis_hmat_to_csr, bit for bit, and as many as it announced. */
+static void check_row_source(const cis_hmat *h, const cis_csr *m) {
+  cis_row_source src;
+  cis_csr ch[3];
+  memset(ch, 0, sizeof ch);
+  cis_hmat_row_source(h, &src);
+  EXPECT(src.n == m->n && src.nnz == m->nnz && src.chunk_nnz > 0, "row source: n %lld nnz %lld "
+         "(to_csr: %lld, %lld), chunk_nnz %lld", (long long)src.n, (long long)src.nnz,
+         (long long)m->n, (long long)m->nnz, (long long)src.chunk_nnz);
+  int64_t row = 0, bad = -1;
+  for (int64_t c0 = 0; c0 < src.nchunks && bad < 0; c0 += 3) {
+    int count = (int)CIS_MIN((int64_t)3, src.nchunks - c0);
+    if (src.rows(&src, c0, count, 1, ch) != CIS_OK) {
+      EXPECT(0, "row source chunks %lld..: %s", (long long)c0, cis_error_message());
+      break;
+    }
+    for (int i = 0; i < count && bad < 0; i++)
+      for (int64_t l = 0; l < ch[i].n && bad < 0; l++, row++) {
+        int64_t q0 = m->rowptr[row], len = m->rowptr[row + 1] - q0;
+        if (ch[i].rowptr[l + 1] - ch[i].rowptr[l] != len ||
+            memcmp(ch[i].col + ch[i].rowptr[l], m->col + q0, (size_t)len * sizeof(int32_t)) ||
+            memcmp(ch[i].val + ch[i].rowptr[l], m->val + q0, (size_t)len * sizeof(double)))
+          bad = row;
+      }
+  }
+  EXPECT(bad < 0 && row == m->n, "row source: row %lld differs from cis_hmat_to_csr (%lld rows "
+         "read)", (long long)bad, (long long)row);
+  for (int i = 0; i < 3; i++) cis_csr_free(&ch[i]);
+}
+
 /* Every element of our H (to_csr) against PySCF's dense H, over our determinants. */
 static void check_elements(const ref_data *r, const cis_hmat *h, const int64_t *map) {
   int64_t N = r->na * r->nb, n = h->n, *inv = calloc((size_t)n, sizeof(int64_t));
@@ -118,6 +151,7 @@ static void check_elements(const ref_data *r, const cis_hmat *h, const int64_t *
     EXPECT(0, "setup of the element check: %s", cis_error_message());
     goto done;
   }
+  check_row_source(h, &m);
   for (int64_t q = 0; q < r->nh; q++) ref[r->hrow[q] * N + r->hcol[q]] = r->hval[q];
   for (int64_t I = 0; I < N; I++)
     if (map[I] >= 0) inv[map[I]] = I;

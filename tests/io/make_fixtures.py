@@ -11,7 +11,8 @@
 - reference_values.h literals printed straight from PySCF's arrays (mol.energy_nuc(), the MO
                     h1e and the 1-fold (no packing) MO eri), so the C test checks our readers
                     against numbers that never went through our code.
-- small matrices and the bad inputs of the error tests.
+- small matrices and the bad inputs of the error tests; bad_option.h5 is h2o.h5 with the
+                    option nroots = "zero" (a string where an integer is expected).
 - bad_options_output.h5 h2o.h5 with /options/output = "victim.out.h5": an input that tries to
                     choose the file written (paths come from the command line only).
 - h2o_psi4.fcidump, h2o_hande.fcidump, h2o_dollar.fcidump: the integrals of h2o.h5 in the
@@ -136,6 +137,13 @@ def bad_inputs():
             if drop != "h1e":
                 g["h1e"] = np.eye(*(h1shape or (norb, norb)))
             g["eri"] = np.zeros((norb * (norb + 1) // 2) * (norb * (norb + 1) // 2 + 1) // 2)
+    bad_option()
+
+
+def bad_option():
+    shutil.copyfile(os.path.join(DATA, "h2o.h5"), os.path.join(DATA, "bad_option.h5"))
+    with h5py.File(os.path.join(DATA, "bad_option.h5"), "a") as f:
+        f["options"].attrs["nroots"] = "zero"
 
 
 def bad_options():

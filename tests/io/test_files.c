@@ -143,7 +143,9 @@ static void check_planted(void) {
     put(at("victim"), "victim\n");
     unlink(tmp);
     EXPECT(symlink("victim", tmp) == 0, "symlink: %s", strerror(errno));
-    EXPECT(cis_matrix_write(path, &m) == CIS_OK, "%s: %s", ext[i], cis_error_message());
+    cis_row_source src;
+    cis_csr_row_source(&m, &src);
+    EXPECT(cis_matrix_write(path, &src) == CIS_OK, "%s: %s", ext[i], cis_error_message());
     EXPECT(holds(at("victim"), "victim\n"), "%s: the writer followed the link at %s", ext[i], tmp);
     char target[64] = {0};
     EXPECT(readlink(tmp, target, sizeof target - 1) == 6 && strcmp(target, "victim") == 0,
@@ -180,8 +182,10 @@ static void check_failed_write(void) {
   for (int i = 0; i < 2; i++) {
     const char *path = at(names[i]);
     put(path, "old\n");
+    cis_row_source src;
+    cis_csr_row_source(&m, &src);
     setrlimit(RLIMIT_FSIZE, &small);
-    cis_err e = cis_matrix_write(path, &m);
+    cis_err e = cis_matrix_write(path, &src);
     setrlimit(RLIMIT_FSIZE, &old);
     EXPECT(e == CIS_ERR_IO, "%s: a write beyond the size limit returned %s", path, cis_err_name(e));
     EXPECT(cis_test_leftovers(path) == 0, "%s: %d temporary files left", path,
