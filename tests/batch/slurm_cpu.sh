@@ -23,7 +23,7 @@ id=$(job_with INPUT=water.fcidump)
 [ "$(grep -c "^scontrol requeue $id\$" "$FQ/log")" = 1 ] || queue_fail "the stopped job was not requeued exactly once"
 [ "$(grep -c -- "--device cpu " "$FQ/cisolve.calls")" = 2 ] || queue_fail "CISOLVE_DEVICE=cpu did not give --device cpu"
 [ "$(grep -c "^OMP_NUM_THREADS=3 " "$FQ/cisolve.calls")" = 2 ] || queue_fail "OMP_NUM_THREADS does not follow --cpus-per-task"
-grep -q "CPU (OpenBLAS, 3 OpenMP threads)" "$FQ/jobs/$id/log" || queue_fail "cisolve does not report 3 threads"
+grep -q "CPU (OpenBLAS, 3 OpenMP threads" "$FQ/jobs/$id/log" || queue_fail "cisolve does not report 3 threads"
 grep -q -- "--restart=water.ckpt.h5" "$FQ/cisolve.calls" || queue_fail "the requeued job did not restart"
 "$CMP" water.out.h5 "$REF" 1e-9 || queue_fail "wrong energy after the requeue"
 echo "ok: stopped (3), requeued once, resumed on the CPU with 3 threads to the reference energy"
