@@ -1,6 +1,7 @@
 /* cisolve: the rules a Hamiltonian build decides by, shared by the build (hmat.c) and its plan
- * (hmat_plan.c, --dry-run), so that a plan takes the build's decisions by the build's own
- * functions. Private to hamiltonian/. */
+ * (hmat.c for CI matrices, hmat_csr.c for explicit ones) and its plan (hmat_plan.c,
+ * --dry-run), so that a plan takes the build's decisions by the build's own functions. Private
+ * to hamiltonian/. */
 #ifndef CIS_HMAT_PRIVATE_H
 #define CIS_HMAT_PRIVATE_H
 
@@ -14,6 +15,21 @@
 #define CIS_PLAN_SAMPLE 16384 /* rows a plan samples to estimate the nonzeros */
 #define CIS_PLAN_SLICES 1024   /* ELL slices a plan samples to estimate their padding */
 
+/* Connected components of an explicit matrix given a row of their own in the Reference region. */
+#define CIS_HMAT_REF_COMPONENTS 64
+
+/* The public struct first, so that a cis_hmat * is also a hmat_impl *. */
+typedef struct {
+  cis_hmat pub;
+  cis_rowgen *rg; /* CI problems: also hyb.regen_ctx */
+} hmat_impl;
+
+/* Uniform Expansion blocks of about 2^20 entries, at least 8 per thread when rows allow. */
+int64_t cis_hmat_auto_block_rows(int64_t n, int64_t nnz_exp, int nt);
+/* The budget asked for, or the default less the resident ELL block. */
+int64_t cis_hmat_resolve_budget(int64_t asked, int64_t n, int64_t ell_bytes);
+/* The preconditioner's dense block (h->hpp, h->npre) from the ELL rows. */
+cis_err cis_hmat_make_hpp(cis_hmat *h);
 /* The OpenMP threads of `n` asked (0: the default). */
 int cis_hmat_nthreads(int n);
 /* Bytes of a cached Expansion block: 8 (rows + 1) + 12 nnz. */

@@ -10,7 +10,6 @@
 #include "hamiltonian/slater.h"
 #include "hamiltonian/space_impl.h"
 
-#define CIS_REF_AUTO_MAX 500
 #define CIS_MAX_DETS ((int64_t)0x7fffffff)
 
 static int nthreads_of(int n) { return n > 0 ? n : omp_get_max_threads(); }

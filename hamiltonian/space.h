@@ -17,6 +17,10 @@
 
 typedef struct cis_space cis_space;
 
+/* The automatic Reference region size (before whole configurations are added), for spaces and
+ * explicit matrices alike. */
+#define CIS_REF_AUTO_MAX 500
+
 typedef struct {
   int64_t ref_size;  /* requested Reference region size; 0 = automatic */
   int nthreads;      /* OpenMP threads; 0 = default */
