@@ -222,10 +222,10 @@ static int search_on_iter(void *ctx, int iter, int k, const double *evals, const
 }
 
 /* One deflated search from state c of the Reference block; a proved state's vector is appended
- * to Z (n x *nz). */
+ * to *Z (n x *nz, grown here). */
 static cis_err search_block(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
                             const cis_refstates *st, int c, const cis_eig_opts *opts,
-                            double threshold, const cis_eig_result *res, double *g, double *Z,
+                            double threshold, const cis_eig_result *res, double *g, double **Z,
                             int *nz, cis_blockcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -258,7 +258,8 @@ static cis_err search_block(cis_backend *be, const double *diag, int64_t nref, c
   out->lowest = CIS_MIN(out->lowest, cr.evals[0]);
   cis_search_outcome how = CIS_SEARCH_ABOVE;
   if (sc.proved) {
-    memcpy(Z + (int64_t)(*nz)++ * n, cr.evecs, (size_t)n * sizeof *Z);
+    CIS_TRY(cis_realloc(Z, (size_t)(*nz + 1) * (size_t)n, sizeof **Z, "states found"));
+    memcpy(*Z + (int64_t)(*nz)++ * n, cr.evecs, (size_t)n * sizeof **Z);
     how = CIS_SEARCH_PROVED;
   } else if (!sc.settled && !cr.converged[0]) {
     out->unsettled++;
@@ -278,7 +279,7 @@ cleanup:
 /* One round: search every block whose next state lies in the window; *nz states found. */
 static cis_err check_round(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
                            const cis_refstates *st, const cis_eig_opts *opts, double threshold,
-                           const cis_eig_result *res, double *g, double *Z, int *nz,
+                           const cis_eig_result *res, double *g, double **Z, int *nz,
                            cis_blockcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -324,11 +325,10 @@ cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, cons
   out->lowest = HUGE_VAL;
   if (st->m == 0 || n - K <= 0) return CIS_OK;
   CIS_TRY(cis_malloc(&g, (size_t)n, sizeof *g, "search guess"));
-  CIS_TRY(cis_malloc(&Z, (size_t)n * (size_t)st->nblocks, sizeof *Z, "states found"));
   for (int round = 0; round < K + CHECK_ROUNDS_EXTRA; round++) {
     int nz = 0;
     out->rounds++;
-    CIS_TRY(check_round(be, diag, nref, hpp, st, opts, threshold, res, g, Z, &nz, out));
+    CIS_TRY(check_round(be, diag, nref, hpp, st, opts, threshold, res, g, &Z, &nz, out));
     if (nz == 0) break;
     out->missed += nz;
     CIS_TRY(ritz_of_union(be, res, Z, nz, &X0, &HX0));
