@@ -39,7 +39,8 @@ typedef struct {
   const double *deflate;  /* host n x nd, borrowed */
   int nd;
   const double *diag;
-  cis_refblock rb;
+  cis_refblock rb_own;      /* H_PP's decomposition, unless the caller gave one */
+  const cis_refblock *rb;
   double t_ortho;
   uint64_t rng;
 } dav;
@@ -90,7 +91,7 @@ static void dav_free(dav *s) {
   for (size_t i = 0; i < sizeof host / sizeof *host; i++) cis_free(host[i]);
   cis_free(&s->conv);
   cis_free(&s->pick);
-  cis_refblock_free(&s->rb);
+  cis_refblock_free(&s->rb_own);
 }
 
 /* W -= D (D^T W), twice, for the nw candidates W: the search stays outside the deflated
@@ -187,7 +188,7 @@ static cis_err dav_guess(dav *s, const cis_eig_opts *o) {
   double *G = NULL;
   int64_t *idx = NULL, n = s->n, nref = s->nref;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
-  const double *U = o->states && o->states->nref == nref ? o->states->U : s->rb.U;
+  const double *U = o->states && o->states->nref == nref ? o->states->U : s->rb->U;
   CIS_TRY(cis_calloc(&G, (size_t)(n * K), sizeof *G, "initial guess"));
   CIS_TRY(cis_malloc(&idx, (size_t)K, sizeof *idx, "initial guess indices"));
   if (o->guess_X) {
@@ -360,7 +361,7 @@ static cis_err dav_corrections(dav *s, const cis_eig_opts *o, int nnew) {
     CIS_CALL(be->ops->precond(be, s->d, shift, DAV_PRECOND_FLOOR, r, t));
     if (s->nref == 0) continue;
     CIS_CALL(be->ops->to_host(be, s->rP, r, s->nref));
-    cis_refblock_solve(&s->rb, shift, DAV_PRECOND_FLOOR, s->rP, s->tP, s->wP);
+    cis_refblock_solve(s->rb, shift, DAV_PRECOND_FLOOR, s->rP, s->tP, s->wP);
     CIS_CALL(be->ops->from_host(be, t, s->tP, s->nref));
   }
   return CIS_OK;
@@ -435,7 +436,12 @@ static cis_err dav_setup(dav *s, cis_backend *be, const double *diag, int64_t nr
               (long long)i);
   /* Room for the K Ritz vectors plus K corrections at least. */
   s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K), s->n - s->nd);
-  CIS_CALL(cis_refblock_init(nref, hpp, &s->rb));
+  if (o->refblock && o->refblock->nref == nref) {
+    s->rb = o->refblock;
+  } else {
+    CIS_CALL(cis_refblock_init(nref, hpp, &s->rb_own));
+    s->rb = &s->rb_own;
+  }
   CIS_CALL(dav_alloc(s));
   return CIS_OK;
 }

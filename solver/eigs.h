@@ -56,6 +56,9 @@ typedef struct {
   const double *guess_X, *guess_HX, *guess_evals;
   int iter_start;
   const cis_refstates *states;
+  /* H_PP's eigendecomposition (solver/refblock.h) for the preconditioner, when the caller runs
+   * several solves on one matrix (the searches of cis_check_blocks); NULL: made here. */
+  const cis_refblock *refblock;
   /* Deflation (Davidson): keep the search space orthogonal to these ndeflate orthonormal host
    * vectors (n x ndeflate), so the solver finds the lowest states of the rest of the space;
    * the initial guess is then random (seeded). NULL/0: none. */

@@ -242,6 +242,7 @@ static cis_err search_block(cis_backend *be, const double *diag, int64_t nref, c
   co.tol_energy = threshold;
   co.max_iter = CHECK_SEARCH_ITER;
   co.level_shift = opts->level_shift;
+  co.refblock = opts->refblock;
   co.deflate = res->evecs;
   co.ndeflate = res->nroots;
   co.guess_X = g;
@@ -320,20 +321,27 @@ cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, cons
   int K = res->nroots;
   int64_t n = be->n, nm0 = be->n_matvec, resolve = 0;
   double *g = NULL, *Z = NULL, *X0 = NULL, *HX0 = NULL;
+  cis_refblock rb;
+  cis_eig_opts o = *opts; /* every search and re-convergence shares one decomposition of H_PP */
+  memset(&rb, 0, sizeof rb);
   memset(out, 0, sizeof *out);
   out->nblocks = st->nblocks;
   out->lowest = HUGE_VAL;
   if (st->m == 0 || n - K <= 0) return CIS_OK;
   CIS_TRY(cis_malloc(&g, (size_t)n, sizeof *g, "search guess"));
+  if (!o.refblock) {
+    CIS_TRY(cis_refblock_init(nref, hpp, &rb));
+    o.refblock = &rb;
+  }
   for (int round = 0; round < K + CHECK_ROUNDS_EXTRA; round++) {
     int nz = 0;
     out->rounds++;
-    CIS_TRY(check_round(be, diag, nref, hpp, st, opts, threshold, res, g, &Z, &nz, out));
+    CIS_TRY(check_round(be, diag, nref, hpp, st, &o, threshold, res, g, &Z, &nz, out));
     if (nz == 0) break;
     out->missed += nz;
     CIS_TRY(ritz_of_union(be, res, Z, nz, &X0, &HX0));
     int64_t before = be->n_matvec;
-    CIS_TRY(reconverge(be, diag, nref, hpp, opts, X0, HX0, res));
+    CIS_TRY(reconverge(be, diag, nref, hpp, &o, X0, HX0, res));
     resolve += be->n_matvec - before; /* the solver's products, in res */
     cis_free(&X0);
     cis_free(&HX0);
@@ -345,5 +353,6 @@ cleanup:
   cis_free(&Z);
   cis_free(&X0);
   cis_free(&HX0);
+  cis_refblock_free(&rb);
   return err;
 }
