@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end on the CPU: cisolve (CPU backend, default memory budget) and PySCF direct_spin1 on
-# the same FCIDUMP, on this machine, back to back. Prints a markdown section for
-# docs/BENCHMARKS.md (device, commit, date, command) on stdout; logs go to OUTDIR.
+# the same FCIDUMP, on this machine, back to back. Prints a markdown summary (device, commit,
+# date, command) on stdout, to record in bench/results/e2e.csv; logs go to OUTDIR.
 #
 # usage: bench/cpu_e2e.sh BUILD_DIR OUTDIR [FCIDUMP] [NROOTS]
 set -euo pipefail

@@ -1,7 +1,7 @@
 /* lane_model: how many lines of x one gather instruction of our kernel touches, on the CI
  * matrix of an FCIDUMP, with each row's entries in the row's own order and in lane order
  * (cis_lane_order, docs/gpu.md). A model, not a timing: it predicts what lane order can save
- * before the device measures it (docs/BENCHMARKS.md).
+ * before the device measures it (docs/design-notes.md).
  *
  * usage: lane_model FCIDUMP [--level L] [--lanes W] [--every B]
  * The matrix is cisolve's (cis_space_build + cis_hmat_build_ci, FCI unless --level L), its

@@ -5,7 +5,7 @@
  * times that scatter alone, M red.add.f64 to random places among N, against a read of the same
  * entries (16-bit index, 8-byte value) with nothing else to do, each after an L2 flush. The
  * defaults are H2O/6-31G CISDT's: 25,761 rows, 2.38 M entries in its upper triangle
- * (docs/BENCHMARKS.md).
+ * (docs/design-notes.md).
  *
  * usage: red_probe [M [N]]
  */

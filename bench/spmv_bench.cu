@@ -14,7 +14,7 @@
  * Expansion block resident (streamed from the host cache, then regenerated), timed by parts.
  * --order rcm renumbers the Expansion determinants of the CI matrix by reverse Cuthill-McKee
  * (the Reference rows keep their places) before anything is timed, for every kernel alike: an
- * experiment on the order of the rows (docs/BENCHMARKS.md); cisolve keeps its own order.
+ * experiment on the order of the rows (docs/design-notes.md); cisolve keeps its own order.
  * --chunks E (matrices of up to 65,536 rows) also times another layout, an experiment: the whole
  * matrix as one CSR with 16-bit columns, read in fixed chunks of 32 x E entries, one warp each,
  * across row boundaries, with plain and with coded values (chunk_kernel, chunk_coded_kernel).

@@ -163,7 +163,7 @@ static int64_t group_count(const cis_hyb *h) { return cis_place_group_count(h->n
  *    plain values; cis_coop_part), or fit half of it and the Reference region is in column
  *    tiles with plain values (`tiled`; coded values were not measured there). On an H100 (50
  *    MiB of L2) at a54084f and 684c639, ms a vector in one pass against two (docs/BENCHMARKS.md,
- *    "The group rule measured again"):
+ *    "Passes of 8 vectors against the size of X"):
  *
  *      X's 8 columns                           2 MB     17 MB    34 MB    106 MB (H2O FCI)
  *      untiled, plain values (coop)           0.0300   0.344    0.868    2.00
@@ -195,7 +195,7 @@ static int vectors_per_pass(int64_t bytes, int64_t l2, int resident, int coop, i
  * On an H100 the paper's 1M-row matrix (104,857 Reference columns, 12.6 entries per row and
  * tile, 2048 groups) took 5.35 ms tiled against 8.52 ms. Its 32K-row one (64 groups, so half the
  * multiprocessors idle) took 0.410 ms against 0.133, and on an H200 H2O/6-31G FCI with
- * --ref-size 40000 (0.8 entries per row and tile) 5.09 ms against 3.75 (docs/BENCHMARKS.md).
+ * --ref-size 40000 (0.8 entries per row and tile) 5.09 ms against 3.75 (docs/design-notes.md).
  * And when a group's entries can be counted in 32 bits. (The thresholds: spmv/hyb_place.h.) */
 static int tiled_layout(const cis_hyb *h, int flags) {
   const cis_ell *e = &h->ell;
@@ -218,7 +218,7 @@ static int index_bits(const cis_hyb *h, int flags) {
 /* 16-bit resident Expansion columns when every column fits: 10 bytes a plain entry instead of
  * 12, 4 a coded one instead of 6. (Stored as column - boundary they would fit for
  * n <= boundary + 65536, but the offset cost 4-8% on H2O/6-31G FCI, whose columns are 32-bit
- * anyway: the index arithmetic of every gather changed, docs/BENCHMARKS.md.) */
+ * anyway: the index arithmetic of every gather changed, docs/design-notes.md.) */
 static int csr_bits(const cis_hyb *h, int flags) {
   return cis_place_csr_bits(index_bits(h, flags), h->n);
 }
@@ -1215,7 +1215,7 @@ cleanup:
  * its bytes: H2O/6-31G CISDT (25,761 rows) took 29.1 us on an H100 in the hybrid layout, where
  * reading its bytes alone takes 20.5. Split by columns over the blocks of a cluster (spmv/split.h,
  * cis_split_kernel), with x's part and the values in shared memory and 4 bytes an entry, it took
- * 20.4 us (docs/BENCHMARKS.md). With CIS_HYB_CUDA_SPLIT the split is built on the host beside
+ * 20.4 us (docs/design-notes.md). With CIS_HYB_CUDA_SPLIT the split is built on the host beside
  * the hybrid upload (which products of several vectors keep using) where every Expansion block
  * is resident, the matrix has at most CIS_SPLIT_MAXP * CIS_SPLIT_PART rows and
  * CIS_SPLIT_MAX_NNZ entries, the device launches clusters, the layout fits a block's shared
@@ -1970,7 +1970,7 @@ static void set_candidate(cis_hyb_cuda *d, int c) {
     d->plain_launch = d->info.plain_launch = c;
 }
 
-/* Each matrix has its own fastest launch (docs/BENCHMARKS.md). On an H200, 64 warps per
+/* Each matrix has its own fastest launch (docs/design-notes.md). On an H200, 64 warps per
  * multiprocessor take the paper's matrix in 0.097 ms against 0.101 with 48, but H2O/6-31G FCI
  * in 3.94 ms against 3.74, and 40 warps (48 registers) took FCI in 3.59 ms. Coded blocks of 256
  * threads take H2O CISDT in 27.8 us against 30.2 with 1024, but FCI in 3.03 ms against 2.75.

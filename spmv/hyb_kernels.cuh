@@ -159,7 +159,7 @@ __device__ __forceinline__ double cis_apply_sign(double v, unsigned code) {
 /* The table is read through L1 (__ldg). Held in shared memory instead it was no faster for the
  * hybrid kernel on H2O/6-31G FCI when every block loaded it (the gathers of x, not of the table,
  * bound the kernel), and 5-50% slower with resident blocks striding over the rows
- * (docs/BENCHMARKS.md); the SELL-32 kernel reads it from shared memory for one vector. */
+ * (docs/design-notes.md); the SELL-32 kernel reads it from shared memory for one vector. */
 __device__ __forceinline__ double cis_decode(const double *__restrict__ table, unsigned code) {
   return cis_apply_sign(__ldg(table + (code & 0x7FFFu)), code);
 }
@@ -207,7 +207,7 @@ __device__ __forceinline__ void cis_row_store(double (&acc)[K], int lane, bool a
  * and made K / 2 loads: on H2O/6-31G CISDT the eight-vector product was bound by L1 (93% of its
  * throughput, H100) and took 11.0 us a vector, 10.0 this way. Four vectors (14.6 us against
  * 11.5) and coded values (12.2 against 11.4 at k = 8) were slower: each of the G lanes loads the
- * entry's column and value (docs/BENCHMARKS.md). The sub-warp's W / G groups take a part's
+ * entry's column and value (docs/design-notes.md). The sub-warp's W / G groups take a part's
  * entries in turn, 4 at a time, every load issued before the gathers. The part's entries are
  * val[p0..p1) and col[p0..p1). */
 #define CIS_COOP_G(K) ((K) / 2)
@@ -326,7 +326,7 @@ __global__ void __launch_bounds__(CODED ? CIS_CODED_BLOCK : CIS_HYB_BLOCK,
  * is written once. A block's gathers of x then stay within one tile's slice (16 KB) at a time,
  * which L1 keeps, where a Reference slice larger than L1 sent one 32-byte L2 sector per entry.
  * (Copying the tile's slice into shared memory first was slower for one vector: 5.63 ms against
- * 5.34 on the 1M-row matrix, H100, docs/BENCHMARKS.md.) */
+ * 5.34 on the 1M-row matrix, H100, docs/design-notes.md.) */
 /* (CIS_TILE_ROWS, CIS_TILE_COLS, CIS_TILE_LANES: spmv/hyb_place.h) */
 #define CIS_TILE_BLOCK 512
 
@@ -525,7 +525,7 @@ __global__ void __launch_bounds__(CIS_SELL_BLOCK, 1)
  * adds its blocks' row sums through distributed shared memory and writes y once. No row
  * offsets are read, every thread of a block has the same work, and the gathers of x and of the
  * values are from shared memory. On an H100, H2O/6-31G CISDT took 20.7 us against 28.3 for our
- * hybrid kernel and 31.9 for cuSPARSE's CSR ALG1 (docs/BENCHMARKS.md). Needs sm_90 (clusters);
+ * hybrid kernel and 31.9 for cuSPARSE's CSR ALG1 (docs/design-notes.md). Needs sm_90 (clusters);
  * one vector. */
 struct cis_split_view {
   const cis_split_blk *blk;
