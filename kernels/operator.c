@@ -14,7 +14,8 @@ cis_err cis_operator_new(const cis_operator_ops *ops, cis_backend *be,
             (long long)be->n);
   CIS_CHECK(info->nref >= 0 && info->nref <= info->n && (info->nref == 0 || info->ref_block) &&
                 (info->n == 0 || info->diag),
-            CIS_ERR_USAGE, "operator: Reference block of %lld for %lld rows (block %s, diagonal %s)",
+            CIS_ERR_USAGE,
+            "operator: Reference block of %lld for %lld rows (block %s, diagonal %s)",
             (long long)info->nref, (long long)info->n, info->ref_block ? "given" : "missing",
             info->diag ? "given" : "missing");
   cis_operator *op = NULL;
