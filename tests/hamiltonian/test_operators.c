@@ -5,7 +5,8 @@
  *        test_operators FCIDUMP [SPIN2 SHIFT]
  * random: seeded random matrices (tests/tools/random_csr.h, larger than a warp, empty and long
  * rows), each as a dense operator (kernels/dense_op.c) and as the hybrid matrix on the CPU
- * (spmv/hyb_op.c) split at several boundaries, products compared.
+ * (spmv/hyb_op.c) split at several boundaries, products compared; the solver refuses an
+ * operator made for another backend, and without CUDA the GPU operator is not compiled.
  * FCIDUMP: the FCI Hamiltonian (with the spin penalty SHIFT (S^2 - S(S+1)), 2S = SPIN2, when
  * given), over a space with a Reference region of about 7 determinants, as the hybrid matrix
  * with every block cached, the hybrid matrix with none cached (every Expansion block
@@ -116,7 +117,50 @@ done:
   free(X);
 }
 
+/* The solver refuses an operator made for another backend; without CUDA the GPU operator's
+ * constructor says it was not compiled. */
+static void misuse(void) {
+  double A[4] = {1.0, 0.5, 0.5, 2.0};
+  cis_backend *b1 = NULL, *b2 = NULL;
+  cis_operator *op = NULL;
+  cis_eig_opts o;
+  cis_eig_result r;
+  cis_eig_opts_default(&o, 1);
+  memset(&r, 0, sizeof r);
+  if (cis_backend_create_cpu(2, 0, &b1) || cis_backend_create_cpu(2, 0, &b2) ||
+      cis_dense_op_create(b1, 2, A, 1, &op)) {
+    EXPECT(0, "misuse: setup: %s", cis_error_message());
+  } else {
+    cis_err e = cis_davidson_solve(b2, op, &o, &r);
+    int ok = e == CIS_ERR_INTERNAL && strstr(cis_error_message(), "does not multiply");
+    printf("%-4s an operator of another backend: %s (\"%s\")\n", ok ? "ok" : "FAIL",
+           cis_err_name(e), cis_error_message());
+    EXPECT(ok, "the solver took an operator of another backend");
+    cis_error_clear();
+    e = cis_davidson_solve(b1, op, &o, &r);
+    EXPECT(e == CIS_OK && fabs(r.evals[0] - (1.5 - sqrt(0.5))) < 1e-12,
+           "2 x 2 dense: %s, E0 %.15f", cis_err_name(e), e == CIS_OK ? r.evals[0] : NAN);
+    cis_eig_result_free(&r);
+  }
+#ifndef CISOLVE_HAVE_CUDA
+  cis_operator *g = NULL;
+  cis_hyb H;
+  memset(&H, 0, sizeof H);
+  cis_operator_info info = {2, A, 0, NULL};
+  cis_err e = b1 ? cis_hyb_cuda_op_create(&H, &info, b1, 0, 0, &g) : CIS_ERR_INTERNAL;
+  int ok = e == CIS_ERR_NOT_COMPILED && !g && strstr(cis_error_message(), "built without CUDA");
+  printf("%-4s GPU operator without CUDA: %s (\"%s\")\n", ok ? "ok" : "FAIL", cis_err_name(e),
+         cis_error_message());
+  EXPECT(ok, "the GPU operator's stub");
+  cis_error_clear();
+#endif
+  cis_operator_destroy(&op);
+  cis_backend_destroy(&b1);
+  cis_backend_destroy(&b2);
+}
+
 static int run_random(void) {
+  misuse();
   random_case(300, 6, 40, 0, 64);     /* no Reference region */
   random_case(300, 6, 40, 300, 64);   /* no Expansion space */
   random_case(1000, 10, 200, 40, 97); /* long rows, uneven blocks */
