@@ -11,28 +11,28 @@
 
 /* The default check: every symmetry block's next state near the roots is searched; a missed
  * state is included. */
-cis_err cis_analysis_check_blocks(const cis_options *o, cis_backend *be, const cis_hmat *h,
+cis_err cis_analysis_check_blocks(const cis_options *o, cis_backend *be, cis_operator *op,
                                   const cis_refstates *st, const cis_eig_opts *eo,
                                   cis_eig_result *res, cis_analysis *an) {
   if (!res->all_converged) {
     if (!o->quiet) printf("lowest states    not checked: not every root converged\n");
     return CIS_OK;
   }
-  CIS_CALL(cis_check_blocks(be, h->hdiag, h->npre, h->hpp, st, eo, CIS_DEGEN_TOL, res,
-                            &an->blocks));
+  CIS_CALL(cis_check_blocks(be, op, st, eo, CIS_DEGEN_TOL, res, &an->blocks));
   an->check_blocks = 1;
   return CIS_OK;
 }
 
 /* --check-roots: search outside the converged roots; a missed state is included. */
-cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, const cis_hmat *h,
-                                 const cis_eig_opts *eo, cis_eig_result *res, cis_analysis *an) {
+cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, cis_operator *op,
+                                 const cis_hmat *h, const cis_eig_opts *eo, cis_eig_result *res,
+                                 cis_analysis *an) {
   cis_rootcheck rc;
   if (!res->all_converged) {
     if (!o->quiet) printf("root check       skipped: not every root converged\n");
     return CIS_OK;
   }
-  CIS_CALL(cis_check_roots(be, h->hdiag, h->npre, h->hpp, eo, CIS_DEGEN_TOL, res, &rc));
+  CIS_CALL(cis_check_roots(be, op, eo, CIS_DEGEN_TOL, res, &rc));
   an->check_roots = 1;
   an->missed = rc.missed;
   an->check_conclusive = rc.conclusive;

@@ -23,7 +23,9 @@
 #include "io/output.h"
 #include "io/report.h"
 #include "kernels/backend.h"
+#include "kernels/operator.h"
 #include "solver/eigs.h"
+#include "spmv/hyb_op.h"
 
 /* INPUT's file name without directory and last extension, plus `suffix`, in the current
  * directory. */
@@ -104,12 +106,12 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
   int64_t n = h->n;
   if (o->device == CIS_DEVICE_CPU) return cis_backend_create_cpu(n, o->threads, be);
   if (o->device == CIS_DEVICE_GPU) {
-    CIS_CALL(cis_backend_create_cuda(n, o->device_index, o->gpu_mem, be));
+    CIS_CALL(cis_backend_create_cuda(n, o->device_index, be));
     return CIS_OK;
   }
   /* auto: the GPU when one is usable, else the CPU, and say which and why. */
   if (cis_backend_cuda_device_count() > 0) {
-    cis_err e = cis_backend_create_cuda(n, o->device_index, o->gpu_mem, be);
+    cis_err e = cis_backend_create_cuda(n, o->device_index, be);
     if (e == CIS_OK) return CIS_OK;
     if (!o->quiet) {
       printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
@@ -128,6 +130,17 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
     );
   }
   return cis_backend_create_cpu(n, o->threads, be);
+}
+
+/* The matrix as the solver's operator on `be`: uploaded to a device backend's GPU, with room
+ * kept for the solver's vectors, or applied on the host. */
+static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backend *be,
+                             cis_operator **op) {
+  cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
+  if (be->is_device)
+    return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, cis_plan_device_vectors(o),
+                                  op);
+  return cis_hyb_op_create(&h->hyb, &info, be, op);
 }
 
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
@@ -156,23 +169,24 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
 
 /* Davidson, or Lanczos when asked (a restart resumes with Davidson: the checkpoint holds Ritz
  * vectors and their products, which is what Davidson restarts from). */
-static cis_err solve(const cis_options *o, cis_backend *be, const cis_hmat *h,
+static cis_err solve(const cis_options *o, cis_backend *be, cis_operator *op,
                      const cis_eig_opts *eo, cis_eig_result *res) {
   if (o->solver == CIS_SOLVER_LANCZOS && !o->restart_set)
-    return cis_lanczos_solve(be, h->hdiag, h->npre, h->hpp, eo, res);
+    return cis_lanczos_solve(be, op, eo, res);
   if (o->solver == CIS_SOLVER_LANCZOS && !o->quiet)
     printf("note             a restart resumes with Davidson\n");
-  return cis_davidson_solve(be, h->hdiag, h->npre, h->hpp, eo, res);
+  return cis_davidson_solve(be, op, eo, res);
 }
 
 /* Solve, then make sure no lower state was missed. */
-static cis_err solve_checked(const cis_options *o, cis_backend *be, const cis_hmat *h,
-                             const cis_refstates *st, const cis_eig_opts *eo,
+static cis_err solve_checked(const cis_options *o, cis_backend *be, cis_operator *op,
+                             const cis_hmat *h, const cis_refstates *st, const cis_eig_opts *eo,
                              cis_eig_result *res, cis_analysis *an) {
-  CIS_CALL(solve(o, be, h, eo, res));
+  CIS_CALL(solve(o, be, op, eo, res));
   if (o->check_roots != CIS_CHECK_NONE)
-    CIS_CALL(cis_analysis_check_blocks(o, be, h, st, eo, res, an));
-  if (o->check_roots == CIS_CHECK_FULL) CIS_CALL(cis_analysis_check_roots(o, be, h, eo, res, an));
+    CIS_CALL(cis_analysis_check_blocks(o, be, op, st, eo, res, an));
+  if (o->check_roots == CIS_CHECK_FULL)
+    CIS_CALL(cis_analysis_check_roots(o, be, op, h, eo, res, an));
   return CIS_OK;
 }
 
@@ -184,6 +198,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_space *space = NULL;
   cis_hmat *h = NULL;
   cis_backend *be = NULL;
+  cis_operator *op = NULL;
   cis_block_sink *pool = NULL;
   cis_eig_result res;
   cis_ckpt ck;
@@ -264,7 +279,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
      * they are generated, so that the upload generates none of them again (the pool declines
      * where it would not serve; spmv/hyb_cuda.h) */
     if (hopt.device_bytes > 0) {
-      if (cis_backend_cuda_pool_create(opt.device_index, hopt.device_bytes, &pool) == CIS_OK)
+      if (cis_hyb_cuda_op_pool_create(opt.device_index, hopt.device_bytes, &pool) == CIS_OK)
         hopt.sink = pool;
       else
         cis_error_clear();
@@ -287,10 +302,9 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.t_device = cis_wtime() - t0;
   rep.be = be;
   t0 = cis_wtime();
-  /* A device backend keeps room for the solver's n-length vectors when it places the matrix. */
-  be->nvec_reserve = cis_plan_device_vectors(&opt);
-  CIS_TRY(be->ops->attach(be, &h->hyb));
+  CIS_TRY(make_operator(&opt, h, be, &op));
   rep.t_upload = cis_wtime() - t0;
+  rep.op = op;
   cis_report_matrix(&rep);
 
   fp.ndet = h->n;
@@ -309,7 +323,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   eo.max_iter = opt.max_iter;
   if (opt.max_subspace) eo.max_subspace = opt.max_subspace;
   eo.level_shift = opt.level_shift;
-  CIS_TRY(cis_runctl_init(&rc, &rep, &opt, be, &fp, opt.restart_set ? &ck : NULL));
+  CIS_TRY(cis_runctl_init(&rc, &rep, &opt, op, &fp, opt.restart_set ? &ck : NULL));
   eo.on_iter = cis_runctl_iter;
   eo.on_save = cis_runctl_save;
   eo.on_iter_ctx = &rc;
@@ -329,7 +343,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     goto cleanup;
   }
   t0 = cis_wtime();
-  err = solve_checked(&opt, be, h, &rst, &eo, &res, &an);
+  err = solve_checked(&opt, be, op, h, &rst, &eo, &res, &an);
   if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
     cis_runctl_report_stop(&rc, res.iterations, argc, argv);
     cis_error_clear();
@@ -368,7 +382,8 @@ cleanup:
   cis_analysis_buf_free(&abuf);
   cis_refstates_free(&rst);
   cis_eig_result_free(&res);
-  cis_backend_cuda_pool_destroy(&pool);
+  cis_hyb_cuda_op_pool_destroy(&pool);
+  cis_operator_destroy(&op);
   cis_backend_destroy(&be);
   cis_hmat_destroy(&h);
   cis_space_destroy(&space);

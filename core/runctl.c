@@ -9,12 +9,13 @@
 #include "core/util.h"
 #include "io/files.h"
 
-cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt, cis_backend *be,
-                        const cis_fingerprint *fp, const cis_ckpt *restart) {
+cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt,
+                        const cis_operator *op, const cis_fingerprint *fp,
+                        const cis_ckpt *restart) {
   memset(rc, 0, sizeof *rc);
   rc->rep = rep;
   rc->opt = opt;
-  rc->be = be;
+  rc->op = op;
   rc->fp = *fp;
   rc->t_solve_start = rc->t_last_iter = rc->t_last_ckpt = cis_wtime();
   if (restart) {
@@ -101,9 +102,9 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
   cis_ckpt c = {
       .fp = rc->fp,
       .iteration = iter,
-      .matvecs = rc->matvecs_before + rc->be->n_matvec,
+      .matvecs = rc->matvecs_before + rc->op->n_matvec,
       .converged = all,
-      .n = rc->be->n,
+      .n = rc->op->n,
       .k = k,
       .X = (double *)X,
       .HX = (double *)HX,

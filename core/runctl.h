@@ -7,12 +7,12 @@
 #include "core/options.h"
 #include "io/checkpoint.h"
 #include "io/report.h"
-#include "kernels/backend.h"
+#include "kernels/operator.h"
 
 typedef struct {
   cis_report *rep;
   const cis_options *opt;
-  cis_backend *be;
+  const cis_operator *op; /* the solver's: its products counted, its length */
   cis_fingerprint fp;
   int64_t matvecs_before;  /* products done by earlier runs (restart) */
   double t_before;         /* solver seconds of earlier runs */
@@ -29,8 +29,9 @@ typedef struct {
   double *hist_e, *hist_r; /* nhist x k */
 } cis_runctl;
 
-cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt, cis_backend *be,
-                        const cis_fingerprint *fp, const cis_ckpt *restart);
+cis_err cis_runctl_init(cis_runctl *rc, cis_report *rep, const cis_options *opt,
+                        const cis_operator *op, const cis_fingerprint *fp,
+                        const cis_ckpt *restart);
 void cis_runctl_free(cis_runctl *rc);
 int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                     const int *conv, int nbasis);

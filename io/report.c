@@ -47,9 +47,9 @@ void cis_report_matrix(const cis_report *r) {
   printf("nonzeros         %lld (%.1f per row): Reference (ELL) %lld, Expansion (CSR) %lld\n",
          (long long)nnz, h->n ? (double)nnz / (double)h->n : 0.0, (long long)y->ell.nnz,
          (long long)y->nnz_exp);
-  /* A device backend says itself what it holds and streams (its report op, below); here the
-   * host's part only. */
-  if (r->be->ops->report)
+  /* An operator on a device says itself what it holds and streams (its report, below); here
+   * the host's part only. */
+  if (r->op->ops->report)
     printf("memory           ELL %s resident; Expansion %lld/%lld blocks cached on the host "
            "(%s)\n",
            cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
@@ -79,7 +79,7 @@ void cis_report_matrix(const cis_report *r) {
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
   printf("device           %s\n", r->be->desc);
-  if (r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);
+  cis_operator_report(r->op, stdout);
   printf("\n%5s %5s %6s  %-20s %-10s %s\n", "iter", "basis", "conv", "lowest energy (Eh)",
          "max |r|", "");
   fflush(stdout);
@@ -293,8 +293,8 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
          r->t_read, r->t_device, solver > 0 ? solver : 0.0, r->t_ckpt, r->t_analysis,
          rest > 0 ? rest : 0.0);
   printf("peak memory      %s (host)\n", cis_format_bytes((double)cis_peak_rss(), b, sizeof b));
-  /* The backend's own account: for a GPU, placement and the split of each product. */
-  if (r->be && r->be->ops->report) r->be->ops->report((cis_backend *)r->be, stdout);
+  /* The operator's own account: for a GPU, placement and the split of each product. */
+  cis_operator_report(r->op, stdout);
   fflush(stdout);
 }
 

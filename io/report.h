@@ -8,6 +8,7 @@
 #include "hamiltonian/hmat.h"
 #include "io/output.h"
 #include "kernels/backend.h"
+#include "kernels/operator.h"
 #include "solver/eigs.h"
 
 /* The listener of long passes (core/progress.h; cis_report_progress): on a terminal, a line
@@ -27,9 +28,10 @@ typedef struct {
   const cis_problem *prob;
   const cis_hmat *h;
   const cis_backend *be;
+  const cis_operator *op; /* the solver's operator (its report: a GPU's placement) */
   double t_start;         /* cis_wtime() at program start */
   double t_space, t_hmat; /* seconds to build the space and the matrix */
-  double t_upload;        /* seconds to attach (upload) the matrix to the backend */
+  double t_upload;        /* seconds to make the operator (a GPU: the upload) */
   /* the rest of the run ("other" in the timings), seconds: reading the input and options, the
    * backend's start (a GPU's context and libraries), the solver's calls (besides its products
    * and orthogonalisation: the guess, the projected problems, checkpoints), checkpoint writes

@@ -1,15 +1,16 @@
-/* cisolve: the backend ops table. solver/ and hamiltonian/ see only this header: where the
- * n-length vectors live (host memory or device memory) and how they are combined is the
- * backend's business. Subspace-sized data (projected matrices, Ritz coefficients) always live
- * on the host, as plain arrays.
+/* cisolve: the backend's vector operations. solver/ sees only this header and the operator's
+ * (kernels/operator.h): where the n-length vectors live (host memory or device memory) and how
+ * they are combined is the backend's business; what multiplies them by the matrix is the
+ * operator's. Subspace-sized data (projected matrices, Ritz coefficients) always live on the
+ * host, as plain arrays.
  *
  * Conventions: a "vector block" is n x k doubles, column-major, leading dimension n, allocated
  * with ops->alloc. Pointers into a block (block + j*n) are valid arguments. Host-side small
  * matrices are column-major too. Every op returns cis_err; errors name the library status.
  *
  * Implementations: kernels/backend_cpu.c (OpenBLAS + OpenMP, always built) and
- * kernels/backend_cuda.cu (cuBLAS + our SpMV kernels, built with CISOLVE_ENABLE_CUDA; without
- * it cis_backend_create_cuda returns CIS_ERR_NOT_COMPILED). Both give the same energies to 1e-10.
+ * kernels/backend_cuda.cu (cuBLAS, built with CISOLVE_ENABLE_CUDA; without it
+ * cis_backend_create_cuda returns CIS_ERR_NOT_COMPILED). Both give the same energies to 1e-10.
  */
 #ifndef CIS_BACKEND_H
 #define CIS_BACKEND_H
@@ -18,17 +19,10 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "spmv/hyb.h"
 
 typedef struct cis_backend cis_backend;
 
 typedef struct {
-  /* Take the matrix that matvec applies (borrowed; must outlive the backend's use). A device
-   * backend uploads the resident parts here. */
-  cis_err (*attach)(cis_backend *be, const cis_hyb *H);
-  /* Y = H X for a block of k vectors (Y overwritten). */
-  cis_err (*matvec)(cis_backend *be, int k, const double *X, double *Y);
-
   cis_err (*alloc)(cis_backend *be, int64_t count, double **p); /* zero-filled */
   void (*free)(cis_backend *be, double **p);                     /* leaves *p == NULL */
   cis_err (*to_host)(cis_backend *be, double *host, const double *src, int64_t count);
@@ -51,10 +45,6 @@ typedef struct {
                      const double *r, double *t);
   cis_err (*sync)(cis_backend *be);
   void (*destroy)(cis_backend *be);
-  /* Optional (may be NULL): print the backend's own report lines (a device backend: where the
-   * matrix was placed, and how the products' time split between generation, transfers and
-   * kernels), in the driver's "label            text" layout. */
-  void (*report)(cis_backend *be, FILE *out);
 } cis_backend_ops;
 
 struct cis_backend {
@@ -63,13 +53,9 @@ struct cis_backend {
   int is_device;    /* vectors live in device memory */
   char desc[256];   /* e.g. "CPU (OpenBLAS, 2 threads)" or "GPU 0: NVIDIA H100 ..." */
   void *impl;
-  /* Cumulative timings (seconds), filled by the implementation. */
-  double t_matvec, t_ortho;
-  int64_t n_matvec; /* single-vector products counted */
-  /* n-length vectors the solver will hold on the backend (e.g. 2 max_subspace + 4 nroots + 8),
-   * set before attach: a device backend keeps room for them when it places the matrix.
-   * 0 = a default of 60 (one root, a 24-vector subspace). */
-  int64_t nvec_reserve;
+  /* Cumulative time of the block operations gemm_tn and gemm_nn (seconds), filled by the
+   * implementation; the products' time is the operator's (kernels/operator.h). */
+  double t_ortho;
 };
 
 cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
@@ -84,9 +70,8 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
  * once (exit handlers would wait for OpenBLAS's stuck threads). Without such a limit it does
  * nothing. */
 cis_err cis_blas_prepare(char **argv);
-/* device < 0: first usable device. gpu_mem_budget <= 0: default. */
-cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
-                                cis_backend **out);
+/* device < 0: first usable device. */
+cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **out);
 /* Number of usable CUDA devices (0 when CUDA is not compiled in or none works). */
 int cis_backend_cuda_device_count(void);
 /* The memory of CUDA device `device` (< 0: device 0) in bytes, from its properties (no context
@@ -102,13 +87,6 @@ typedef struct {
   int major, minor;
 } cis_gpu_props;
 cis_err cis_backend_cuda_props(int device, cis_gpu_props *out);
-/* The pool a GPU run's build sends its Expansion blocks to as it generates them, so that its
- * upload generates none again (spmv/hyb_cuda.h, cis_hyb_cuda_pool_create; give it to the build
- * as cis_hmat_opts.sink): for GPU `device` (< 0: device 0), which offers the matrix
- * `device_bytes`. Without CUDA: CIS_ERR_NOT_COMPILED. cis_backend_cuda_pool_destroy frees it
- * (after the upload) and sets *s = NULL. */
-cis_err cis_backend_cuda_pool_create(int device, int64_t device_bytes, cis_block_sink **out);
-void cis_backend_cuda_pool_destroy(cis_block_sink **s);
 /* Start the CUDA context of `device` (< 0: device 0) on a helper thread, so that it overlaps
  * the host's work until cis_backend_create_cuda (about 0.3 s on an H200 host);
  * cis_backend_cuda_prewarm_join waits for it and must come before cis_backend_create_cuda and

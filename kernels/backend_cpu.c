@@ -1,5 +1,5 @@
 /* cisolve: the CPU backend. Vectors are plain host arrays; dense block operations go to
- * OpenBLAS, the hybrid product and the preconditioner to OpenMP loops. */
+ * OpenBLAS, the preconditioner to an OpenMP loop. */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -8,30 +8,6 @@
 
 #include "core/util.h"
 #include "kernels/backend.h"
-
-typedef struct {
-  const cis_hyb *H;
-} cpu_impl;
-
-static cpu_impl *impl_of(cis_backend *be) { return (cpu_impl *)be->impl; }
-
-static cis_err cpu_attach(cis_backend *be, const cis_hyb *H) {
-  CIS_CHECK(H && H->n == be->n, CIS_ERR_INTERNAL,
-            "CPU backend: attaching a matrix of %lld rows to vectors of length %lld",
-            H ? (long long)H->n : -1LL, (long long)be->n);
-  impl_of(be)->H = H;
-  return CIS_OK;
-}
-
-static cis_err cpu_matvec(cis_backend *be, int k, const double *X, double *Y) {
-  const cis_hyb *H = impl_of(be)->H;
-  CIS_CHECK(H, CIS_ERR_INTERNAL, "CPU backend: matvec before a matrix was attached");
-  double t0 = cis_wtime();
-  CIS_CALL(cis_hyb_apply_cpu(H, k, X, Y));
-  be->t_matvec += cis_wtime() - t0;
-  be->n_matvec += k;
-  return CIS_OK;
-}
 
 static cis_err cpu_alloc(cis_backend *be, int64_t count, double **p) {
   (void)be;
@@ -119,14 +95,9 @@ static cis_err cpu_sync(cis_backend *be) {
   return CIS_OK;
 }
 
-static void cpu_destroy(cis_backend *be) {
-  cis_free(&be->impl);
-  cis_free(&be);
-}
+static void cpu_destroy(cis_backend *be) { cis_free(&be); }
 
 static const cis_backend_ops cpu_ops = {
-    .attach = cpu_attach,
-    .matvec = cpu_matvec,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .to_host = cpu_copy,
@@ -142,8 +113,8 @@ static const cis_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
 };
 
-/* nthreads > 0 sets the OpenMP team size for the whole process (the product and the BLAS
- * calls run on the same threads). */
+/* nthreads > 0 sets the OpenMP team size for the whole process (the operator's products and
+ * the BLAS calls run on the same threads). */
 cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out) {
   cis_err err = CIS_OK;
   cis_backend *be = NULL;
@@ -152,7 +123,6 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out) {
             "CPU backend: vector length %lld outside 0..2^31-1", (long long)n);
   CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&be, 1, sizeof *be, "CPU backend"));
-  CIS_TRY(cis_calloc(&be->impl, 1, sizeof(cpu_impl), "CPU backend state"));
   if (nthreads > 0) omp_set_num_threads(nthreads);
   be->ops = &cpu_ops;
   be->n = n;
@@ -163,9 +133,6 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out) {
   *out = be;
   be = NULL;
 cleanup:
-  if (be) {
-    cis_free(&be->impl);
-    cis_free(&be);
-  }
+  cis_free(&be);
   return err;
 }

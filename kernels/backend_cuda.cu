@@ -1,7 +1,7 @@
 /* cisolve: the CUDA backend. Vectors live in device memory; dense block operations go to
- * cuBLAS, the hybrid product to our kernels (spmv/hyb_cuda.h), the preconditioner to a small
- * kernel. One cuBLAS handle and one stream, created once; every op is ordered on that stream,
- * and ops that hand results to the host synchronise it. */
+ * cuBLAS, the preconditioner to a small kernel. One cuBLAS handle and one stream, created
+ * once; every op is ordered on that stream (an operator's products too:
+ * cis_backend_cuda_stream), and ops that hand results to the host synchronise it. */
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,51 +11,19 @@
 
 extern "C" {
 #include "core/util.h"
-#include "kernels/backend.h"
 }
+#include "kernels/backend_cuda.h"
 #include "kernels/cuda_check.cuh"
-#include "spmv/hyb_cuda.h"
 
 typedef struct {
   int device;
-  int64_t budget;  /* --gpu-mem; <= 0: default */
-  int64_t reserve; /* bytes kept for the solver's vectors at attach */
   cudaStream_t stream;
   cublasHandle_t blas;
-  cis_hyb_cuda *mat;
   double *small;  /* device copy of subspace-sized matrices */
   int64_t small_cap;
 } cuda_impl;
 
 static cuda_impl *impl_of(cis_backend *be) { return (cuda_impl *)be->impl; }
-
-/* Vectors kept room for when the solver did not say: one root, a 24-vector subspace
- * (2 x 24 + 4 + 8). */
-#define CIS_CUDA_DEFAULT_VECTORS 60
-
-static cis_err cuda_attach(cis_backend *be, const cis_hyb *H) {
-  cuda_impl *c = impl_of(be);
-  CIS_CHECK(H && H->n == be->n, CIS_ERR_INTERNAL,
-            "CUDA backend: attaching a matrix of %lld rows to vectors of length %lld",
-            H ? (long long)H->n : -1LL, (long long)be->n);
-  cis_hyb_cuda_destroy(&c->mat);
-  int64_t nvec = be->nvec_reserve > 0 ? be->nvec_reserve : CIS_CUDA_DEFAULT_VECTORS;
-  c->reserve = nvec * be->n * (int64_t)sizeof(double);
-  CIS_CALL(cis_hyb_cuda_create2(H, c->budget, c->reserve, 0, c->stream, &c->mat));
-  cis_hyb_cuda_set_timing(c->mat, 1);
-  return CIS_OK;
-}
-
-static cis_err cuda_matvec(cis_backend *be, int k, const double *X, double *Y) {
-  cuda_impl *c = impl_of(be);
-  CIS_CHECK(c->mat, CIS_ERR_INTERNAL, "CUDA backend: matvec before a matrix was attached");
-  double t0 = cis_wtime();
-  CIS_CALL(cis_hyb_cuda_apply(c->mat, k, X, Y));
-  CIS_CUDA(cudaStreamSynchronize(c->stream));
-  be->t_matvec += cis_wtime() - t0;
-  be->n_matvec += k;
-  return CIS_OK;
-}
 
 static cis_err cuda_alloc(cis_backend *be, int64_t count, double **p) {
   cuda_impl *c = impl_of(be);
@@ -190,7 +158,6 @@ static cis_err cuda_sync(cis_backend *be) {
 static void impl_release(cuda_impl *c) {
   if (!c) return;
   if (c->stream) cudaStreamSynchronize(c->stream);
-  cis_hyb_cuda_destroy(&c->mat);
   if (c->small) cudaFree(c->small);
   c->small = NULL;
   if (c->blas) cublasDestroy(c->blas);
@@ -205,127 +172,15 @@ static void cuda_destroy(cis_backend *be) {
   cis_free(&be);
 }
 
-/* The launch kept at upload, and the others' times: "gpu kernel" (docs/gpu.md). */
-static void report_launch(const cis_hyb_cuda_info *in, FILE *out) {
-  char what[64], others[160] = "";
-  int k = in->tune_kept;
-  size_t len = 0;
-  if (in->tune_candidates == 0) return;
-  for (int c = 0; c < in->tune_candidates; c++) {
-    if (c == k) continue;
-    if (in->sell)
-      len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms %s",
-                              len ? ", " : "", in->tune_ms[c],
-                              c ? "without barriers" : "with a barrier every 32 entries");
-    else if (in->dict_size)
-      len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms in blocks of %d",
-                              len ? ", " : "", in->tune_ms[c], c ? 256 : 1024);
-    else
-      len += (size_t)snprintf(others + len, sizeof others - len, "%s%.3f ms with %d",
-                              len ? ", " : "", in->tune_ms[c], in->tune_warps[c]);
-    if (len >= sizeof others) break;
-  }
-  if (in->sell)
-    snprintf(what, sizeof what, "%s, SELL-%d (a lane per row), %s",
-             in->dict_size ? "coded values" : "plain values", in->sell,
-             k ? "without barriers" : "a barrier every 32 entries");
-  else if (in->tile_cols)
-    snprintf(what, sizeof what, "%s, Reference region in tiles of %d columns",
-             in->dict_size ? "coded values" : "plain values", in->tile_cols);
-  else if (in->dict_size)
-    snprintf(what, sizeof what, "coded values in blocks of %d threads", in->coded_block);
-  else
-    snprintf(what, sizeof what, "plain values");
-  char lanes[24] = "";
-  if (!in->sell) snprintf(lanes, sizeof lanes, "%d lanes per row, ", in->subwarp);
-  fprintf(out, "gpu kernel       %s%s, %d warps per multiprocessor: %.3f ms per "
-               "product%s%s (timed at upload, %.3f s); up to %d vectors per pass\n",
-          lanes, what, in->tune_warps[k], in->tune_ms[k], len ? "; " : "", others,
-          in->tune_seconds, in->group);
-}
-
-static void report_placement(const cuda_impl *c, const cis_hyb_cuda_info *in, FILE *out) {
-  char b1[32], b2[32], b3[32], b4[32];
-  char tiles[48] = "", regen[96] = "", split[96];
-  if (in->tile_cols) snprintf(tiles, sizeof tiles, ", in tiles of %d", in->tile_cols);
-  if (in->regenerated_blocks)
-    snprintf(regen, sizeof regen, ", %lld of them regenerated by the host at upload",
-             (long long)in->regenerated_blocks);
-  if (in->built_blocks)
-    snprintf(regen, sizeof regen, ", %lld of them sent to it as the host built them",
-             (long long)in->built_blocks);
-  if (in->sell)
-    fprintf(out, "gpu placement    the whole matrix resident as SELL-%d, a lane per row: %s "
-                 "(32-bit columns, %lld entries with padding; %lld of %lld Expansion blocks%s)\n",
-            in->sell, cis_format_bytes((double)in->csr_bytes, b1, sizeof b1),
-            (long long)in->sell_slots, (long long)in->resident_blocks,
-            (long long)(in->resident_blocks + in->streamed_blocks), regen);
-  else
-    fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns%s); Expansion %s "
-                 "cached on the GPU (%d-bit columns, %lld of %lld blocks%s), %s streamed per "
-                 "product (%lld blocks in %lld batches)\n",
-            cis_format_bytes((double)in->ell_bytes, b1, sizeof b1), in->index_bits, tiles,
-            cis_format_bytes((double)in->csr_bytes, b2, sizeof b2), in->csr_bits,
-            (long long)in->resident_blocks, (long long)(in->resident_blocks + in->streamed_blocks),
-            regen,
-            cis_format_bytes((double)in->streamed_bytes, b3, sizeof b3),
-            (long long)in->streamed_blocks, (long long)in->batches);
-  fprintf(out, "gpu budget       %s (%s); the matrix needs at least %s; %s kept for vectors\n",
-          cis_format_bytes((double)in->budget, b1, sizeof b1),
-          c->budget > 0 ? "--gpu-mem, within 95% of free memory" : "default: 95% of free memory",
-          cis_format_bytes((double)in->min_bytes, b2, sizeof b2),
-          cis_format_bytes((double)c->reserve, b4, sizeof b4));
-  report_launch(in, out);
-  if (in->built_blocks)
-    snprintf(split, sizeof split, "from the build's pool of %s, which took the build's threads "
-             "%.3f s", cis_format_bytes((double)in->pool_bytes, b1, sizeof b1), in->pool_seconds);
-  else
-    snprintf(split, sizeof split, "split into staging %.3f, waiting for copies %.3f",
-             in->csr_split_seconds, in->csr_wait_seconds);
-  fprintf(out, "gpu upload       %.3f s: Reference ELL %.3f, dictionary and census %.3f, "
-               "Expansion rows %.3f (%s), launch timing %.3f, rest %.3f\n",
-          in->upload_seconds, in->ell_seconds, in->dict_seconds, in->csr_seconds, split,
-          in->tune_seconds,
-          in->upload_seconds - in->ell_seconds - in->dict_seconds - in->csr_seconds -
-              in->tune_seconds);
-  if (in->pool_note[0])
-    fprintf(out, "gpu pool         not used (%s): the upload took the blocks as if the build "
-                 "had sent none\n", in->pool_note);
-  if (in->dict_size)
-    fprintf(out, "gpu coded values %lld resident Expansion entries stored as a column and a 16-bit "
-                 "code of one of %d repeated magnitudes (%d bytes instead of %d); dictionary "
-                 "and census %.3f s\n",
-            (long long)in->coded_nnz, in->dict_size, 2 + in->csr_bits / 8, 8 + in->csr_bits / 8,
-            in->dict_seconds);
-}
-
-static void report_times(const cis_hyb_cuda_times *t, FILE *out) {
-  char b1[32];
-  double per = t->passes ? 1e3 / (double)t->passes : 0.0;
-  fprintf(out, "gpu products     %lld passes, %.3f s (%.2f ms each): kernels %.3f s (%.2f ms), "
-               "transfers %.3f s (%.2f ms, %s at %.1f GB/s), generation %.3f s (%.2f ms)\n",
-          (long long)t->passes, t->t_wall, t->t_wall * per, t->t_kernel, t->t_kernel * per,
-          t->t_copy, t->t_copy * per, cis_format_bytes((double)t->bytes_copied, b1, sizeof b1),
-          t->t_copy > 0 ? (double)t->bytes_copied / t->t_copy / 1e9 : 0.0, t->t_gen,
-          t->t_gen * per);
-}
-
-static void cuda_report(cis_backend *be, FILE *out) {
-  cuda_impl *c = impl_of(be);
-  if (!c->mat) return;
-  cis_hyb_cuda_info in;
-  cis_hyb_cuda_times t;
-  cis_hyb_cuda_get_info(c->mat, &in);
-  cis_hyb_cuda_get_times(c->mat, &t);
-  report_placement(c, &in, out);
-  if (t.passes) report_times(&t, out);
-}
-
 static const cis_backend_ops cuda_ops = {
-    cuda_attach,  cuda_matvec, cuda_alloc,   cuda_free,    cuda_to_host, cuda_from_host,
-    cuda_copy,    cuda_gemm_tn, cuda_gemm_nn, cuda_axpy,   cuda_scal,    cuda_dot,
-    cuda_precond, cuda_sync,   cuda_destroy, cuda_report,
+    cuda_alloc, cuda_free, cuda_to_host, cuda_from_host, cuda_copy,    cuda_gemm_tn,
+    cuda_gemm_nn, cuda_axpy, cuda_scal,  cuda_dot,       cuda_precond, cuda_sync,
+    cuda_destroy,
 };
+
+extern "C" cudaStream_t cis_backend_cuda_stream(const cis_backend *be) {
+  return ((const cuda_impl *)be->impl)->stream;
+}
 
 extern "C" int cis_backend_cuda_device_count(void) {
   int count = 0;
@@ -335,13 +190,6 @@ extern "C" int cis_backend_cuda_device_count(void) {
   }
   return count;
 }
-
-extern "C" cis_err cis_backend_cuda_pool_create(int device, int64_t device_bytes,
-                                                 cis_block_sink **out) {
-  return cis_hyb_cuda_pool_create(device, device_bytes, 0, out);
-}
-
-extern "C" void cis_backend_cuda_pool_destroy(cis_block_sink **s) { cis_hyb_cuda_pool_destroy(s); }
 
 extern "C" int64_t cis_backend_cuda_device_memory(int device) {
   cudaDeviceProp prop;
@@ -431,9 +279,8 @@ static cis_err pick_device(int device, cudaDeviceProp *prop, int *out) {
   return CIS_OK;
 }
 
-static cis_err impl_start(cuda_impl *c, int device, int64_t budget, cudaDeviceProp *prop) {
+static cis_err impl_start(cuda_impl *c, int device, cudaDeviceProp *prop) {
   CIS_CALL(pick_device(device, prop, &c->device));
-  c->budget = budget;
   CIS_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   CIS_CUBLAS(cublasCreate(&c->blas));
   CIS_CUBLAS(cublasSetStream(c->blas, c->stream));
@@ -441,8 +288,7 @@ static cis_err impl_start(cuda_impl *c, int device, int64_t budget, cudaDevicePr
   return CIS_OK;
 }
 
-extern "C" cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
-                                           cis_backend **out) {
+extern "C" cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **out) {
   cis_err err = CIS_OK;
   cis_backend *be = NULL;
   cuda_impl *c = NULL;
@@ -452,7 +298,7 @@ extern "C" cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_me
             "CUDA backend: vector length %lld outside 0..2^31-1", (long long)n);
   CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&c, 1, sizeof *c, "CUDA backend state"));
-  CIS_TRY(impl_start(c, device, gpu_mem_budget, &prop));
+  CIS_TRY(impl_start(c, device, &prop));
   CIS_TRY(cis_calloc(&be, 1, sizeof *be, "CUDA backend"));
   be->ops = &cuda_ops;
   be->n = n;

@@ -4,9 +4,8 @@
 
 #include "kernels/backend.h"
 
-cis_err cis_backend_create_cuda(int64_t n, int device, int64_t gpu_mem_budget,
-                                cis_backend **out) {
-  (void)n, (void)device, (void)gpu_mem_budget;
+cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **out) {
+  (void)n, (void)device;
   *out = NULL;
   CIS_ERROR(CIS_ERR_NOT_COMPILED,
             "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
@@ -25,15 +24,6 @@ cis_err cis_backend_cuda_props(int device, cis_gpu_props *out) {
   CIS_ERROR(CIS_ERR_NOT_COMPILED,
             "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
 }
-
-cis_err cis_backend_cuda_pool_create(int device, int64_t device_bytes, cis_block_sink **out) {
-  (void)device, (void)device_bytes;
-  *out = NULL;
-  CIS_ERROR(CIS_ERR_NOT_COMPILED,
-            "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
-}
-
-void cis_backend_cuda_pool_destroy(cis_block_sink **s) { *s = NULL; }
 
 void cis_backend_cuda_prewarm(int device) { (void)device; }
 

@@ -21,6 +21,7 @@
 
 typedef struct {
   cis_backend *be;
+  cis_operator *op;
   int64_t n, nref;
   int K, maxsub, m;       /* roots, basis capacity, basis size */
   double *V, *AV;         /* backend, n x maxsub */
@@ -118,7 +119,7 @@ static cis_err dav_expand(dav *s, int nw, int *nkept) {
   s->t_ortho += cis_wtime() - t0;
   *nkept = k;
   if (k == 0) return CIS_OK;
-  CIS_CALL(be->ops->matvec(be, k, s->V + m * n, s->AV + m * n));
+  CIS_CALL(cis_operator_apply(s->op, k, s->V + m * n, s->AV + m * n));
   double *G = s->work; /* (m + k) x k */
   CIS_CALL(be->ops->gemm_tn(be, m + k, k, s->V, s->AV + m * n, G));
   for (int64_t i = 0; i < (int64_t)(m + k) * k; i++)
@@ -410,10 +411,13 @@ static cis_err dav_step(dav *s, const cis_eig_opts *o, int *exact) {
   return CIS_OK;
 }
 
-static cis_err dav_setup(dav *s, cis_backend *be, const double *diag, int64_t nref,
-                         const double *hpp, const cis_eig_opts *o) {
+static cis_err dav_setup(dav *s, cis_backend *be, cis_operator *op, const cis_eig_opts *o) {
   memset(s, 0, sizeof *s);
+  CIS_CALL(cis_eig_check_operator(be, op));
+  const double *diag = op->diag, *hpp = op->ref_block;
+  int64_t nref = op->nref;
   s->be = be;
+  s->op = op;
   s->n = be->n;
   s->nref = nref;
   s->K = o->nroots;
@@ -425,9 +429,6 @@ static cis_err dav_setup(dav *s, cis_backend *be, const double *diag, int64_t nr
   CIS_CHECK(s->n - s->nd >= o->nroots, CIS_ERR_USAGE,
             "asked for %d roots but the space has only %lld determinants (%d deflated)",
             o->nroots, (long long)s->n, s->nd);
-  CIS_CHECK(nref >= 0 && nref <= s->n && (nref == 0 || hpp), CIS_ERR_USAGE,
-            "Reference region of %lld determinants for a space of %lld (H_PP %s)",
-            (long long)nref, (long long)s->n, hpp ? "given" : "missing");
   CIS_CHECK(o->max_iter >= 1 && o->tol_energy >= 0.0 && o->tol_residual >= 0.0, CIS_ERR_USAGE,
             "solver options: max_iter %d, tol_energy %g, tol_residual %g (expected >= 1, >= 0, "
             ">= 0)", o->max_iter, o->tol_energy, o->tol_residual);
@@ -482,20 +483,20 @@ static cis_err dav_iterate(dav *s, const cis_eig_opts *o, cis_eig_result *res, i
   }
 }
 
-cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                           const cis_eig_opts *opts, cis_eig_result *res) {
+cis_err cis_davidson_solve(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                           cis_eig_result *res) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
-  double t0 = cis_wtime(), tm0 = be->t_matvec;
-  int64_t nm0 = be->n_matvec;
+  double t0 = cis_wtime(), tm0 = op->t_matvec;
+  int64_t nm0 = op->n_matvec;
   int stopped = 0;
   dav s;
   memset(res, 0, sizeof *res);
-  CIS_TRY(dav_setup(&s, be, diag, nref, hpp, opts));
+  CIS_TRY(dav_setup(&s, be, op, opts));
   CIS_TRY(dav_iterate(&s, opts, res, &stopped));
   CIS_TRY(dav_result(&s, res));
-  res->matvecs = be->n_matvec - nm0;
-  res->t_matvec = be->t_matvec - tm0;
+  res->matvecs = op->n_matvec - nm0;
+  res->t_matvec = op->t_matvec - tm0;
   res->t_ortho = s.t_ortho;
   res->t_total = cis_wtime() - t0;
   if (stopped)

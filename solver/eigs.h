@@ -1,9 +1,11 @@
 /* cisolve: the eigensolvers' common interface.
  *
- * The solver sees the matrix only through the backend (be->ops->matvec after attach) plus two
- * host arrays it needs for its preconditioner and initial guess: the diagonal and the dense
- * Reference block H_PP. n-length vectors live on the backend; everything subspace-sized on
- * the host.
+ * The solver sees the matrix only as an operator (kernels/operator.h): its products with blocks
+ * of vectors, and two host arrays it needs for its preconditioner and initial guess, the
+ * diagonal and the dense Reference block H_PP (op->diag, op->nref, op->ref_block). n-length
+ * vectors live on the backend (kernels/backend.h) the operator was made for; everything
+ * subspace-sized on the host. Products are counted and timed on the operator
+ * (op->n_matvec, op->t_matvec); results report the solve's share.
  *
  * Ownership: cis_eig_result arrays are allocated by the solver and freed with
  * cis_eig_result_free.
@@ -15,6 +17,7 @@
 
 #include "core/error.h"
 #include "kernels/backend.h"
+#include "kernels/operator.h"
 #include "solver/refblock.h"
 
 enum { CIS_ITER_CONTINUE = 0, CIS_ITER_SAVE = 1, CIS_ITER_STOP = 2 };
@@ -87,18 +90,21 @@ void cis_eig_result_free(cis_eig_result *r);
 cis_err cis_eig_result_fill(cis_eig_result *res, int K, int64_t n, const double *evals,
                             const double *rnorm, const int *conv);
 
-/* Davidson (block, multi-root, restarts). diag: n host values; hpp: nref x nref host
- * (column-major) Reference block, nref may be 0. The backend must have a matrix attached.
+/* The operator multiplies the backend's vectors (op->be == be, op->n == be->n) and describes
+ * its Reference block consistently: else CIS_ERR_INTERNAL / CIS_ERR_USAGE. */
+cis_err cis_eig_check_operator(const cis_backend *be, const cis_operator *op);
+
+/* Davidson (block, multi-root, restarts) for the lowest eigenpairs of op, vectors on be.
  * Returns CIS_OK also when not converged (res->all_converged == 0). */
-cis_err cis_davidson_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                           const cis_eig_opts *opts, cis_eig_result *res);
+cis_err cis_davidson_solve(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                           cis_eig_result *res);
 
 /* Lanczos with full reorthogonalisation and thick restart (keeps the nroots lowest Ritz
  * vectors plus a few more). Same arguments and results as cis_davidson_solve; an iteration is
  * one restart cycle, convergence is tested after every product. guess_X / deflate are not
  * used. */
-cis_err cis_lanczos_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                          const cis_eig_opts *opts, cis_eig_result *res);
+cis_err cis_lanczos_solve(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                          cis_eig_result *res);
 
 /* The outcome of cis_check_roots. */
 typedef struct {
@@ -120,9 +126,8 @@ typedef struct {
  * none, or CIS_CHECK_ROOTS_MAX_ITER iterations, which show nothing (conclusive 0). When a missed state is found, res is replaced by the K lowest
  * Ritz pairs of span(X, missed) and re-converged with Davidson from them (res->matvecs then
  * counts the re-run too). */
-cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                        const cis_eig_opts *opts, double threshold, cis_eig_result *res,
-                        cis_rootcheck *out);
+cis_err cis_check_roots(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                        double threshold, cis_eig_result *res, cis_rootcheck *out);
 
 /* One search of cis_check_blocks. */
 typedef enum { CIS_SEARCH_PROVED = 0, CIS_SEARCH_ABOVE, CIS_SEARCH_DEGENERATE,
@@ -159,8 +164,8 @@ typedef struct {
  * bound, whose bound lies below E_K), a deflated Davidson search from it, until a Ritz value falls below E_K - threshold (a missed state) or stands above E_K by
  * more than its residual norm. Missed states are included as cis_check_roots does, res is
  * converged again with opts, and the blocks are searched again. */
-cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                         const cis_refstates *st, const cis_eig_opts *opts, double threshold,
-                         cis_eig_result *res, cis_blockcheck *out);
+cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates *st,
+                         const cis_eig_opts *opts, double threshold, cis_eig_result *res,
+                         cis_blockcheck *out);
 
 #endif

@@ -23,6 +23,7 @@
 
 typedef struct {
   cis_backend *be;
+  cis_operator *op;
   int64_t n;
   int K, keep, maxsub, m; /* roots, vectors kept at restart, basis capacity, products taken */
   double *V;              /* backend, n x (maxsub + 1) */
@@ -119,7 +120,7 @@ static cis_err lz_step(lz *s, int *exact) {
   int j = s->m, ld = s->maxsub + 1;
   int64_t n = s->n;
   double *vj = s->V + (int64_t)j * n, *wv = vj + n, hn, bn;
-  CIS_CALL(be->ops->matvec(be, 1, vj, wv));
+  CIS_CALL(cis_operator_apply(s->op, 1, vj, wv));
   CIS_CALL(be->ops->dot(be, n, wv, wv, &hn));
   CIS_CHECK(isfinite(hn), CIS_ERR_NUMERIC,
             "the matrix-vector product gave NaN/Inf (Lanczos vector %d)", j + 1);
@@ -199,7 +200,7 @@ static cis_err lz_save(lz *s, const cis_eig_opts *o, int it) {
   CIS_TRY(s->be->ops->alloc(s->be, nk, &Xb));
   CIS_TRY(s->be->ops->alloc(s->be, nk, &HXb));
   CIS_TRY(lz_vectors(s, Xb));
-  CIS_TRY(s->be->ops->matvec(s->be, s->K, Xb, HXb));
+  CIS_TRY(cis_operator_apply(s->op, s->K, Xb, HXb));
   CIS_TRY(cis_malloc(&X, (size_t)nk, sizeof *X, "checkpoint vectors"));
   CIS_TRY(cis_malloc(&HX, (size_t)nk, sizeof *HX, "checkpoint products"));
   CIS_TRY(s->be->ops->to_host(s->be, X, Xb, nk));
@@ -255,9 +256,10 @@ static cis_err lz_iterate(lz *s, const cis_eig_opts *o, cis_eig_result *res, int
   }
 }
 
-static cis_err lz_setup(lz *s, cis_backend *be, const cis_eig_opts *o) {
+static cis_err lz_setup(lz *s, cis_backend *be, cis_operator *op, const cis_eig_opts *o) {
   memset(s, 0, sizeof *s);
   s->be = be;
+  s->op = op;
   s->n = be->n;
   s->K = o->nroots;
   s->rng = 0x9E3779B97F4A7C15ull;
@@ -287,29 +289,26 @@ cleanup:
   return err;
 }
 
-cis_err cis_lanczos_solve(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                          const cis_eig_opts *opts, cis_eig_result *res) {
+cis_err cis_lanczos_solve(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                          cis_eig_result *res) {
   cis_err err = CIS_OK;
-  double t0 = cis_wtime(), tm0 = be->t_matvec;
-  int64_t nm0 = be->n_matvec;
   int stopped = 0;
   cis_refblock rb;
   lz s;
-  (void)diag;
   memset(&rb, 0, sizeof rb);
   memset(&s, 0, sizeof s);
   memset(res, 0, sizeof *res);
-  CIS_CHECK(nref >= 0 && nref <= be->n && (nref == 0 || hpp), CIS_ERR_USAGE,
-            "Reference region of %lld determinants (H_PP %s)", (long long)nref,
-            hpp ? "given" : "missing");
+  CIS_CALL(cis_eig_check_operator(be, op));
+  double t0 = cis_wtime(), tm0 = op->t_matvec;
+  int64_t nm0 = op->n_matvec;
   CIS_CLEANUP_FUNCTION;
-  CIS_TRY(lz_setup(&s, be, opts));
-  CIS_TRY(cis_refblock_init(nref, hpp, &rb));
-  CIS_TRY(lz_start(&s, nref, &rb));
+  CIS_TRY(lz_setup(&s, be, op, opts));
+  CIS_TRY(cis_refblock_init(op->nref, op->ref_block, &rb));
+  CIS_TRY(lz_start(&s, op->nref, &rb));
   CIS_TRY(lz_iterate(&s, opts, res, &stopped));
   CIS_TRY(lz_result(&s, res));
-  res->matvecs = be->n_matvec - nm0;
-  res->t_matvec = be->t_matvec - tm0;
+  res->matvecs = op->n_matvec - nm0;
+  res->t_matvec = op->t_matvec - tm0;
   res->t_ortho = s.t_ortho;
   res->t_total = cis_wtime() - t0;
   if (stopped)

@@ -25,8 +25,8 @@
 
 /* The K lowest Ritz pairs of span(X, Z) for the K roots X of res and the nz host vectors Z
  * (orthogonal to X), as host vectors X' and H X' (n x K each, allocated here). */
-static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const double *Z, int nz,
-                             double **Xo, double **HXo) {
+static cis_err ritz_of_union(cis_backend *be, cis_operator *op, const cis_eig_result *res,
+                             const double *Z, int nz, double **Xo, double **HXo) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots, m = K + nz, kept = 0;
@@ -41,7 +41,7 @@ static cis_err ritz_of_union(cis_backend *be, const cis_eig_result *res, const d
   CIS_TRY(be->ops->from_host(be, W + n * K, Z, n * nz));
   CIS_TRY(cis_ortho_append(be, W, K, nz, CIS_ORTHO_DROP_TOL, G, &kept));
   m = K + kept;
-  CIS_TRY(be->ops->matvec(be, m, W, HW));
+  CIS_TRY(cis_operator_apply(op, m, W, HW));
   CIS_TRY(be->ops->gemm_tn(be, m, m, W, HW, G));
   for (int j = 0; j < m; j++)
     for (int i = 0; i < j; i++) G[i + j * m] = G[j + i * m] = 0.5 * (G[i + j * m] + G[j + i * m]);
@@ -63,9 +63,8 @@ cleanup:
 }
 
 /* Re-converge from X0 (and H X0) with the caller's options; res is replaced. */
-static cis_err reconverge(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                          const cis_eig_opts *opts, const double *X0, const double *HX0,
-                          cis_eig_result *res) {
+static cis_err reconverge(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                          const double *X0, const double *HX0, cis_eig_result *res) {
   cis_eig_result r2;
   cis_eig_opts o = *opts;
   o.guess_X = X0;
@@ -74,7 +73,7 @@ static cis_err reconverge(cis_backend *be, const double *diag, int64_t nref, con
   o.deflate = NULL;
   o.ndeflate = 0;
   o.iter_start = res->iterations;
-  CIS_CALL(cis_davidson_solve(be, diag, nref, hpp, &o, &r2));
+  CIS_CALL(cis_davidson_solve(be, op, &o, &r2));
   r2.matvecs += res->matvecs;
   r2.t_matvec += res->t_matvec;
   r2.t_ortho += res->t_ortho;
@@ -99,13 +98,12 @@ static int check_on_iter(void *ctx, int iter, int k, const double *evals, const 
   return c->proved || c->settled ? CIS_ITER_STOP : CIS_ITER_CONTINUE;
 }
 
-cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                        const cis_eig_opts *opts, double threshold, cis_eig_result *res,
-                        cis_rootcheck *out) {
+cis_err cis_check_roots(cis_backend *be, cis_operator *op, const cis_eig_opts *opts,
+                        double threshold, cis_eig_result *res, cis_rootcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
-  int64_t n = be->n, nm0 = be->n_matvec;
+  int64_t n = be->n, nm0 = op->n_matvec;
   double *X0 = NULL, *HX0 = NULL;
   cis_eig_result cr;
   check_ctx cc = {res->evals[K - 1] - threshold, 0, 0};
@@ -135,7 +133,7 @@ cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const
   co.precond_fixed = 1;
   co.precond_at = res->evals[K - 1];
   co.on_iter_ctx = &cc;
-  err = cis_davidson_solve(be, diag, nref, hpp, &co, &cr);
+  err = cis_davidson_solve(be, op, &co, &cr);
   if (err == CIS_ERR_INTERRUPTED && (cc.proved || cc.settled)) {
     cis_error_clear();
     err = CIS_OK;
@@ -145,11 +143,11 @@ cis_err cis_check_roots(cis_backend *be, const double *diag, int64_t nref, const
   out->iterations = cr.iterations;
   out->conclusive = cc.proved || cc.settled || cr.converged[0];
   for (int j = 0; j < nc; j++) out->missed += cr.evals[j] < cc.below;
-  out->matvecs = be->n_matvec - nm0;
+  out->matvecs = op->n_matvec - nm0;
   if (!out->missed) goto cleanup;
-  CIS_TRY(ritz_of_union(be, res, cr.evecs, out->missed, &X0, &HX0));
-  out->matvecs = be->n_matvec - nm0;
-  CIS_TRY(reconverge(be, diag, nref, hpp, opts, X0, HX0, res));
+  CIS_TRY(ritz_of_union(be, op, res, cr.evecs, out->missed, &X0, &HX0));
+  out->matvecs = op->n_matvec - nm0;
+  CIS_TRY(reconverge(be, op, opts, X0, HX0, res));
   res->matvecs += out->matvecs;
 cleanup:
   cis_eig_result_free(&cr);
@@ -223,10 +221,10 @@ static int search_on_iter(void *ctx, int iter, int k, const double *evals, const
 
 /* One deflated search from state c of the Reference block; a proved state's vector is appended
  * to *Z (n x *nz, grown here). */
-static cis_err search_block(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                            const cis_refstates *st, int c, const cis_eig_opts *opts,
-                            double threshold, const cis_eig_result *res, double *g, double **Z,
-                            int *nz, cis_blockcheck *out) {
+static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstates *st, int c,
+                            const cis_eig_opts *opts, double threshold,
+                            const cis_eig_result *res, double *g, double **Z, int *nz,
+                            cis_blockcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int64_t n = be->n;
@@ -248,7 +246,7 @@ static cis_err search_block(cis_backend *be, const double *diag, int64_t nref, c
   co.guess_X = g;
   co.on_iter = search_on_iter;
   co.on_iter_ctx = &sc;
-  err = cis_davidson_solve(be, diag, nref, hpp, &co, &cr);
+  err = cis_davidson_solve(be, op, &co, &cr);
   if (err == CIS_ERR_INTERRUPTED && (sc.proved || sc.settled || sc.stopped)) {
     cis_error_clear();
     err = CIS_OK;
@@ -278,8 +276,8 @@ cleanup:
 }
 
 /* One round: search every block whose next state lies in the window; *nz states found. */
-static cis_err check_round(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                           const cis_refstates *st, const cis_eig_opts *opts, double threshold,
+static cis_err check_round(cis_backend *be, cis_operator *op, const cis_refstates *st,
+                           const cis_eig_opts *opts, double threshold,
                            const cis_eig_result *res, double *g, double **Z, int *nz,
                            cis_blockcheck *out) {
   cis_err err = CIS_OK;
@@ -304,7 +302,7 @@ static cis_err check_round(cis_backend *be, const double *diag, int64_t nref, co
       out->beyond++;
       continue;
     }
-    CIS_TRY(search_block(be, diag, nref, hpp, st, c, opts, threshold, res, g, Z, nz, out));
+    CIS_TRY(search_block(be, op, st, c, opts, threshold, res, g, Z, nz, out));
   }
   for (int b = 0; b < st->nblocks; b++) out->exhausted += seen[b] <= held[b];
 cleanup:
@@ -313,13 +311,13 @@ cleanup:
   return err;
 }
 
-cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, const double *hpp,
-                         const cis_refstates *st, const cis_eig_opts *opts, double threshold,
-                         cis_eig_result *res, cis_blockcheck *out) {
+cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates *st,
+                         const cis_eig_opts *opts, double threshold, cis_eig_result *res,
+                         cis_blockcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
-  int64_t n = be->n, nm0 = be->n_matvec, resolve = 0;
+  int64_t n = be->n, nm0 = op->n_matvec, resolve = 0;
   double *g = NULL, *Z = NULL, *X0 = NULL, *HX0 = NULL;
   cis_refblock rb;
   cis_eig_opts o = *opts; /* every search and re-convergence shares one decomposition of H_PP */
@@ -330,25 +328,25 @@ cis_err cis_check_blocks(cis_backend *be, const double *diag, int64_t nref, cons
   if (st->m == 0 || n - K <= 0) return CIS_OK;
   CIS_TRY(cis_malloc(&g, (size_t)n, sizeof *g, "search guess"));
   if (!o.refblock) {
-    CIS_TRY(cis_refblock_init(nref, hpp, &rb));
+    CIS_TRY(cis_refblock_init(op->nref, op->ref_block, &rb));
     o.refblock = &rb;
   }
   for (int round = 0; round < K + CHECK_ROUNDS_EXTRA; round++) {
     int nz = 0;
     out->rounds++;
-    CIS_TRY(check_round(be, diag, nref, hpp, st, &o, threshold, res, g, &Z, &nz, out));
+    CIS_TRY(check_round(be, op, st, &o, threshold, res, g, &Z, &nz, out));
     if (nz == 0) break;
     out->missed += nz;
-    CIS_TRY(ritz_of_union(be, res, Z, nz, &X0, &HX0));
-    int64_t before = be->n_matvec;
-    CIS_TRY(reconverge(be, diag, nref, hpp, &o, X0, HX0, res));
-    resolve += be->n_matvec - before; /* the solver's products, in res */
+    CIS_TRY(ritz_of_union(be, op, res, Z, nz, &X0, &HX0));
+    int64_t before = op->n_matvec;
+    CIS_TRY(reconverge(be, op, &o, X0, HX0, res));
+    resolve += op->n_matvec - before; /* the solver's products, in res */
     cis_free(&X0);
     cis_free(&HX0);
     if (!res->all_converged) break;
   }
 cleanup:
-  out->matvecs = be->n_matvec - nm0 - resolve;
+  out->matvecs = op->n_matvec - nm0 - resolve;
   cis_free(&g);
   cis_free(&Z);
   cis_free(&X0);

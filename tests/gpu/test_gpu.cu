@@ -1,8 +1,8 @@
 /* The CUDA kernels and backend against the CPU references.
  *
- * Every device product (our single- and multi-vector kernels, the paper's kernel, the backend's
- * matvec with resident, budget-streamed and regenerated Expansion blocks, and resident blocks
- * that the host does not cache, regenerated at upload) is compared with
+ * Every device product (our single- and multi-vector kernels, the paper's kernel, the CUDA
+ * operator's (spmv/hyb_op.h) with resident, budget-streamed and regenerated Expansion blocks,
+ * and resident blocks that the host does not cache, regenerated at upload) is compared with
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
@@ -23,8 +23,10 @@
 extern "C" {
 #include "core/util.h"
 #include "kernels/backend.h"
+#include "kernels/operator.h"
 #include "spmv/census.h"
 #include "spmv/hyb.h"
+#include "spmv/hyb_op.h"
 }
 #include <cuda_runtime.h>
 
@@ -635,31 +637,39 @@ static void check_streamed(const test_case *tc, cis_hyb *h, const double *dX, do
   cis_hyb_cuda_destroy(&d);
 }
 
-static cis_err backend_matvec(cis_backend *be, int k, const double *dX, double *dY) {
-  return be->ops->matvec(be, k, dX, dY);
+/* The hybrid matrix h as an operator on the CUDA backend be (spmv/hyb_op.h), with `budget` for
+ * the matrix and the default room for the solver's vectors; diag: n values (only described). */
+static cis_err make_op(cis_hyb *h, cis_backend *be, int64_t budget, const double *diag,
+                       cis_operator **op) {
+  cis_operator_info info = {h->n, diag, 0, NULL};
+  return cis_hyb_cuda_op_create(h, &info, be, budget, 0, op);
 }
 
-/* The backend's matvec, unlimited and with a budget that streams part of the Expansion space. */
+/* The operator's products on the backend's vectors, unlimited and with a budget that streams
+ * part of the Expansion space. */
 static void check_backend_matvec(const test_case *tc, cis_hyb *h, const double *X,
                                  double *const *Yref) {
   int64_t n = tc->n, minb = cis_hyb_cuda_min_bytes(h, 0);
   int64_t budgets[2] = {0, minb + cis_hyb_cuda_stream_bytes(h) + (h->nnz_exp * 12) / 3 + 4096};
   double *Y = (double *)malloc((size_t)n * KMAX * 8);
+  double *diag = (double *)calloc((size_t)n + 1, sizeof *diag);
   for (int bi = 0; bi < 2; bi++) {
     cis_backend *be = NULL;
+    cis_operator *op = NULL;
     double *dX = NULL, *dY = NULL;
     char what[160];
-    snprintf(what, sizeof what, "%s: backend matvec, budget %lld", tc->label,
+    snprintf(what, sizeof what, "%s: operator on the backend, budget %lld", tc->label,
              (long long)budgets[bi]);
-    if (cis_backend_create_cuda(n, -1, budgets[bi], &be) != CIS_OK ||
-        be->ops->attach(be, h) != CIS_OK || be->ops->alloc(be, n * KMAX, &dX) != CIS_OK ||
+    if (cis_backend_create_cuda(n, -1, &be) != CIS_OK ||
+        make_op(h, be, budgets[bi], diag, &op) != CIS_OK ||
+        be->ops->alloc(be, n * KMAX, &dX) != CIS_OK ||
         be->ops->alloc(be, n * KMAX, &dY) != CIS_OK ||
         be->ops->from_host(be, dX, X, n * KMAX) != CIS_OK) {
       fail_err(what);
     } else {
       for (int i = 0; i < NK; i++) {
         poison(dY, n * ks[i]);
-        if (backend_matvec(be, ks[i], dX, dY) != CIS_OK ||
+        if (cis_operator_apply(op, ks[i], dX, dY) != CIS_OK ||
             be->ops->to_host(be, Y, dY, n * ks[i]) != CIS_OK) {
           fail_err(what);
           continue;
@@ -673,25 +683,31 @@ static void check_backend_matvec(const test_case *tc, cis_hyb *h, const double *
       be->ops->free(be, &dX);
       be->ops->free(be, &dY);
     }
+    cis_operator_destroy(&op);
     cis_backend_destroy(&be);
   }
   free(Y);
+  free(diag);
 }
 
 /* A budget one byte short of the resident ELL block must be refused, naming the minimum. */
 static void check_budget_refused(const test_case *tc, cis_hyb *h) {
   int64_t minb = cis_hyb_cuda_min_bytes(h, 0);
   cis_backend *be = NULL;
+  cis_operator *op = NULL;
+  double *diag = (double *)calloc((size_t)tc->n + 1, sizeof *diag);
   char want[64];
   snprintf(want, sizeof want, "at least %lld bytes", (long long)minb);
-  cis_err e = cis_backend_create_cuda(tc->n, -1, minb - 1, &be);
-  if (e == CIS_OK) e = be->ops->attach(be, h);
+  cis_err e = cis_backend_create_cuda(tc->n, -1, &be);
+  if (e == CIS_OK) e = make_op(h, be, minb - 1, diag, &op);
   int ok = e == CIS_ERR_NOMEM && strstr(cis_error_message(), want) != NULL;
   printf("%-4s %s: budget %lld refused with '%s'\n", ok ? "ok" : "FAIL", tc->label,
          (long long)(minb - 1), cis_error_message());
   if (!ok) g_fail++;
   cis_error_clear();
+  cis_operator_destroy(&op);
   cis_backend_destroy(&be);
+  free(diag);
 }
 
 static void run_case(const test_case *tc) {
@@ -754,7 +770,7 @@ static void check_ops(int64_t n) {
   for (int64_t i = 0; i < n * m; i++) A[i] = 2.0 * urand() - 1.0;
   for (int64_t i = 0; i < n * k; i++) B[i] = 2.0 * urand() - 1.0;
   for (int i = 0; i < m * k; i++) S[i] = 2.0 * urand() - 1.0;
-  if (cis_backend_create_cuda(n, -1, 0, &be) != CIS_OK) return fail_err("backend ops");
+  if (cis_backend_create_cuda(n, -1, &be) != CIS_OK) return fail_err("backend ops");
   printf("--   backend: %s\n", be->desc);
   const cis_backend_ops *o = be->ops;
   if (o->alloc(be, n * m, &dA) || o->alloc(be, n * k, &dB) || o->alloc(be, n * k, &dC) ||
@@ -833,7 +849,7 @@ int main(void) {
     return 77;
   }
   cis_backend *probe = NULL;
-  if (cis_backend_create_cuda(1, -1, 0, &probe) != CIS_OK) {
+  if (cis_backend_create_cuda(1, -1, &probe) != CIS_OK) {
     printf("SKIPPED: no usable CUDA device (%s)\n", cis_error_message());
     return 77;
   }

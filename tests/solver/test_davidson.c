@@ -1,4 +1,5 @@
-/* cis_davidson_solve on the CPU backend against LAPACKE_dsyevd of the same dense matrix.
+/* cis_davidson_solve on the CPU backend, with the dense operator (kernels/operator.h), against
+ * LAPACKE_dsyevd of the same dense matrix.
  * Seeded random sparse symmetric matrices: CI-like (growing, diagonally dominant), clustered
  * eigenvalues, an exactly degenerate spectrum; K = 1, 4, 8; forced collapses; nref = 0 and n;
  * early stop from on_iter; too many roots; a tiny space; NaN input. */
@@ -9,8 +10,8 @@
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/operator.h"
 #include "solver/eigs.h"
-#include "spmv/hyb.h"
 
 typedef struct {
   int64_t n;
@@ -57,24 +58,6 @@ static int make_matrix(int kind, int64_t n, double density, dense *M) {
   return 0;
 }
 
-static int to_hyb(const dense *M, int64_t nref, int64_t block_rows, cis_hyb *H) {
-  int64_t n = M->n, nnz = 0;
-  for (int64_t i = 0; i < n * n; i++) nnz += M->A[i] != 0.0;
-  int64_t *rp = calloc((size_t)n + 1, sizeof *rp);
-  int32_t *col = calloc((size_t)nnz + 1, sizeof *col);
-  double *val = calloc((size_t)nnz + 1, sizeof *val);
-  if (!rp || !col || !val) return 1;
-  int64_t q = 0;
-  for (int64_t i = 0; i < n; i++) {
-    for (int64_t j = 0; j < n; j++)
-      if (M->A[i + j * n] != 0.0) col[q] = (int32_t)j, val[q++] = M->A[i + j * n];
-    rp[i + 1] = q;
-  }
-  int bad = cis_hyb_from_csr(n, rp, col, val, nref, block_rows, 0, H) != CIS_OK;
-  free(rp), free(col), free(val);
-  return bad;
-}
-
 static int dense_evals(const dense *M, double *w) {
   int64_t n = M->n;
   double *B = malloc((size_t)(n * n) * sizeof *B);
@@ -85,7 +68,7 @@ static int dense_evals(const dense *M, double *w) {
   return info != 0;
 }
 
-/* ||A x - e x|| computed densely, independent of the hybrid product. */
+/* ||A x - e x|| computed here, independent of the operator's product. */
 static double true_residual(const dense *M, const double *x, double e) {
   int64_t n = M->n;
   double s = 0.0;
@@ -122,26 +105,19 @@ typedef struct {
 } tcase;
 
 static int run_solver(const tcase *t, const dense *M, cis_eig_result *res, iter_log *log) {
-  int64_t n = M->n, nref = t->nref;
-  cis_hyb H;
   cis_backend *be = NULL;
-  double *diag = malloc((size_t)n * sizeof *diag);
-  double *hpp = malloc((size_t)(nref * nref + 1) * sizeof *hpp);
-  if (!diag || !hpp || to_hyb(M, nref, 97, &H)) return -1;
-  for (int64_t i = 0; i < n; i++) diag[i] = M->A[i + i * n];
-  for (int64_t j = 0; j < nref; j++)
-    for (int64_t i = 0; i < nref; i++) hpp[i + j * nref] = M->A[i + j * n];
-  if (cis_backend_create_cpu(n, 0, &be) || be->ops->attach(be, &H)) return -1;
+  cis_operator *op = NULL;
+  if (cis_backend_create_cpu(M->n, 0, &be) || cis_dense_op_create(be, M->n, M->A, t->nref, &op))
+    return -1;
   cis_eig_opts o;
   cis_eig_opts_default(&o, t->K);
   if (t->max_subspace) o.max_subspace = t->max_subspace;
   o.on_iter = on_iter;
   o.on_iter_ctx = log;
   cis_error_clear();
-  cis_err e = cis_davidson_solve(be, diag, nref, hpp, &o, res);
+  cis_err e = cis_davidson_solve(be, op, &o, res);
+  cis_operator_destroy(&op);
   cis_backend_destroy(&be);
-  cis_hyb_free(&H);
-  free(diag), free(hpp);
   return (int)e;
 }
 
@@ -227,7 +203,7 @@ static int run_backend_checks(void) {
   cis_backend_destroy(&be);
   bad += be != NULL;
 #ifndef CISOLVE_HAVE_CUDA
-  cis_err e = cis_backend_create_cuda(10, -1, 0, &be);
+  cis_err e = cis_backend_create_cuda(10, -1, &be);
   int ok = e == CIS_ERR_NOT_COMPILED && !be && cis_backend_cuda_device_count() == 0 &&
            strstr(cis_error_message(), "built without CUDA");
   printf("%s CUDA stub: %s (\"%s\")\n", ok ? "ok  " : "FAIL", cis_err_name(e),
