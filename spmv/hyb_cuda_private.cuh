@@ -147,8 +147,8 @@ struct cis_hyb_cuda {
   hyb_cuda_stream st;
   hyb_cuda_tuning tune;
   hyb_cuda_timer timer;
-  /* the census of the blocks that may be resident (hyb_may_reside): the one the host took while
-   * it built the matrix (h->census), or the upload's own */
+  /* the census of the blocks that may be resident (hyb_cuda_upload.cu, may_reside): the one
+   * the host took while it built the matrix (h->census), or the upload's own */
   const cis_census *cen;
   cis_census own;
   double *xt; /* n x CIS_HYB_CUDA_MAX_K interleaved vectors */
@@ -169,8 +169,7 @@ int hyb_index_bits(const cis_hyb *h, int tiled);
 int hyb_csr_bits(const cis_hyb *h, int tiled);
 int64_t hyb_sliced_bytes(const cis_ell *e, int bits);
 int64_t hyb_tiled_bytes(const cis_hyb *h);
-/* Whether block b may stay resident; whether values are to be coded for `bytes` of them. */
-int hyb_may_reside(const cis_hyb *h, int64_t b, int flags);
+/* Whether values are to be coded where the blocks that may be resident take `bytes` plain. */
 cis_err hyb_codes_pay(int flags, int64_t bytes, int *coded);
 cis_err hyb_census_setup(cis_hyb_cuda *d, int flags);
 cis_err hyb_choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *resident);
@@ -179,7 +178,6 @@ cis_err hyb_tiles_create(cis_hyb_cuda *d, const cis_ell *e);
 typedef struct cis_hyb_cuda_pool cis_hyb_cuda_pool;
 cis_err hyb_csr_upload(cis_hyb_cuda *d, const char *resident, cis_hyb_cuda_pool *pool);
 cis_err hyb_table_upload(cis_hyb_cuda *d);
-int64_t hyb_coded_overhead(const cis_hyb_cuda *d);
 /* Frees the sliced ELL and the resident CSR, plain and coded (the value table stays). */
 void hyb_hybrid_free(cis_hyb_cuda *d);
 

@@ -229,7 +229,7 @@ cleanup:
 
 /* Whether block b may stay resident: unless every block is streamed, a block the host caches,
  * or one it can regenerate (once, at upload: the device copy needs no host copy). */
-int hyb_may_reside(const cis_hyb *h, int64_t b, int flags) {
+static int may_reside(const cis_hyb *h, int64_t b, int flags) {
   if (flags & CIS_HYB_CUDA_NO_CACHE) return 0;
   return cis_csr_block_cached(&h->blocks[b]) || h->regen != NULL;
 }
@@ -268,7 +268,7 @@ cis_err hyb_census_setup(cis_hyb_cuda *d, int flags) {
   } else {
     CIS_CALL(cis_census_init(&d->own, h, coded));
     CIS_CALL(cis_calloc(&want, (size_t)CIS_MAX(h->nblocks, (int64_t)1), 1, "census blocks"));
-    for (int64_t b = 0; b < h->nblocks; b++) want[b] = (unsigned char)hyb_may_reside(h, b, flags);
+    for (int64_t b = 0; b < h->nblocks; b++) want[b] = (unsigned char)may_reside(h, b, flags);
     cis_err e = cis_census_take(&d->own, h, want);
     cis_free(&want);
     CIS_CALL(e);
@@ -286,7 +286,7 @@ static int64_t block_bytes(const cis_hyb_cuda *d, int64_t b) {
 }
 
 /* Device bytes of the coded part besides its entries: row pointers, padding, the table. */
-int64_t hyb_coded_overhead(const cis_hyb_cuda *d) {
+static int64_t coded_overhead(const cis_hyb_cuda *d) {
   return cis_place_coded_overhead(d->h->n, d->csr.bits, d->coded.dict ? d->coded.dict->size : 0);
 }
 
@@ -295,8 +295,8 @@ int64_t hyb_coded_overhead(const cis_hyb_cuda *d) {
 cis_err hyb_choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *resident) {
   const cis_hyb *h = d->h;
   int64_t row = 0;
-  if (d->coded.dict && avail < hyb_coded_overhead(d)) d->coded.dict = NULL;
-  if (d->coded.dict) avail -= hyb_coded_overhead(d);
+  if (d->coded.dict && avail < coded_overhead(d)) d->coded.dict = NULL;
+  if (d->coded.dict) avail -= coded_overhead(d);
   for (int64_t b = 0; b < h->nblocks; b++) {
     const cis_csr_block *blk = &h->blocks[b];
     CIS_CHECK(blk->row0 == row && blk->nrows >= 0, CIS_ERR_INTERNAL,
@@ -304,7 +304,7 @@ cis_err hyb_choose_resident(cis_hyb_cuda *d, int64_t avail, int flags, char *res
               (long long)b, (long long)blk->row0, (long long)row);
     row += blk->nrows;
     resident[b] = 0;
-    if (!hyb_may_reside(h, b, flags) || block_bytes(d, b) > avail) continue;
+    if (!may_reside(h, b, flags) || block_bytes(d, b) > avail) continue;
     resident[b] = 1;
     avail -= block_bytes(d, b);
     d->info.regenerated_blocks += !cis_csr_block_cached(blk);
@@ -547,7 +547,7 @@ cis_err hyb_csr_upload(cis_hyb_cuda *d, const char *resident, cis_hyb_cuda_pool 
   for (int64_t b = 0; b < h->nblocks; b++)
     if (!resident[b]) d->st.ids[d->st.nblocks++] = b;
   d->info.csr_bytes =
-      (nnz + 2) * (8 + cb) + (h->n + 1) * 8 + (coded ? cnnz * (2 + cb) + hyb_coded_overhead(d) : 0);
+      (nnz + 2) * (8 + cb) + (h->n + 1) * 8 + (coded ? cnnz * (2 + cb) + coded_overhead(d) : 0);
   d->info.coded_nnz = cnnz;
   d->info.dict_size = coded ? d->coded.dict->size : 0;
   d->info.resident_blocks = h->nblocks - ns;
