@@ -20,20 +20,17 @@
  * across row boundaries, with plain and with coded values (chunk_kernel, chunk_coded_kernel).
  * cuSPARSE gets the same matrix as one CSR built on the device from the hybrid matrix (64-bit
  * row offsets past 2^31 nonzeros). Our kernels run on two uploads of the matrix: "plain values"
- * (every entry with its 8-byte value, as the paper's kernel needs) and, when the values repeat
- * (a CI matrix), "coded values" (spmv/valdict.h; forced with CIS_HYB_CUDA_CODED, while cisolve
- * codes only matrices larger than twice the L2 cache). Each upload is timed once more with every
- * row's entries in the row's own order instead of lane order (CIS_HYB_CUDA_ROW_ORDER), and the
- * plain one with the Reference region's other layout: in column tiles (CIS_HYB_CUDA_TILED)
- * where cisolve keeps one sliced ELL block, and the reverse (CIS_HYB_CUDA_UNTILED). Then the
- * whole matrix is uploaded as SELL-32, a row per thread (CIS_HYB_CUDA_SELL, docs/gpu.md), with
- * coded values where they repeat and with plain ones: rows "ours, coded SELL-32" and "ours,
- * SELL-32", each also with the launch the upload did not keep (a barrier every 32 entries or
- * none). cisolve uses that layout for a matrix of 262144 rows or more (spmv/hyb_cuda.cu,
- * sell_layout). Last, a matrix of up to 131,072 rows is split over thread-block clusters
- * (CIS_HYB_CUDA_SPLIT, spmv/split.h): rows "ours, split over clusters of P", a single-vector
- * product that cisolve does not use (its host build takes longer than it saves over a solve;
- * docs/gpu.md). Which of the other rows is cisolve's product depends on the matrix.
+ * (every entry with its 8-byte value, in the hybrid layout: CIS_HYB_CUDA_PLAIN and
+ * CIS_HYB_CUDA_NO_SELL) and, when the values repeat (a CI matrix), "coded values"
+ * (spmv/valdict.h; forced with CIS_HYB_CUDA_CODED, while cisolve codes only matrices larger
+ * than twice the L2 cache). The plain upload is also timed with the Reference region in
+ * column tiles (CIS_HYB_CUDA_TILED) where cisolve keeps one sliced ELL block. Then the whole
+ * matrix is uploaded as SELL-32, a row per thread (CIS_HYB_CUDA_SELL, docs/gpu.md), with coded
+ * values where they repeat and with plain ones: rows "ours, coded SELL-32" and "ours, SELL-32",
+ * each also with the launch the upload did not keep (a barrier every 32 entries or none).
+ * cisolve uses that layout for a matrix of 262144 rows or more (spmv/hyb_cuda_sell.cu,
+ * hyb_sell_layout). Which of the rows is cisolve's product depends on the matrix. The paper's
+ * kernel reads its own copy of the matrix (bench/paper_kernel.cu).
  *
  * Each timing is the median of --reps runs, each between two events on one stream, each after
  * the L2 cache is flushed and with x and y rotated among 4 buffers. The flush is a memset of
@@ -72,6 +69,7 @@ extern "C" {
 }
 #include "kernels/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
+#include "bench/paper_kernel.h"
 
 #define NROT 4
 
@@ -293,7 +291,6 @@ typedef struct {
   int64_t coded_nnz;
   int dict_size;
   char tuned[640]; /* the launches chosen at upload (cis_hyb_cuda_info.tune_ms) */
-  char split_note[200]; /* the split over clusters at upload, against the hybrid kernel */
 } formats;
 
 /* Append to f->tuned the launch an upload chose and the times of the others. */
@@ -944,7 +941,6 @@ static void write_md(const bench_args *a, const char *title, int argc, char **ar
                          : "dirty lines (a memset of twice its size, `--clean-flush 0`)");
   fprintf(out, "Our single-vector launch, as chosen at upload (the fastest of those timed on the "
                "matrix, L2 not flushed): %s.\n\n", f->tuned);
-  if (f->split_note[0]) fprintf(out, "Split over clusters: %s.\n\n", f->split_note);
   print_table(out, rows, copy_gbs, best_sp);
   fprintf(out, "\n");
   fclose(out);
@@ -1000,9 +996,11 @@ int main(int argc, char **argv) {
   t0 = cis_wtime();
   cis_hyb_cuda *d = NULL;
   cis_hyb_cuda_info info;
-  die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_PAPER, t.s, &d));
+  die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_NO_SELL, t.s, &d));
   cis_hyb_cuda_get_info(d, &info);
   if (info.streamed_blocks) usage_exit("the matrix does not fit the device");
+  paper_matrix paper;
+  die_on(paper_matrix_create(&h, &paper));
   sparse_state sp;
   sparse_setup(&sp, &h, t.s, dx, dy);
   printf("uploaded in %.1f s: ours %d-bit ELL and %d-bit Expansion columns, %d-lane sub-warps; "
@@ -1061,9 +1059,9 @@ int main(int argc, char **argv) {
   add("cuSPARSE CSR ALG2", csr_fmt, csr_b, 1, ms, device_rel_err(dy[0], yref.data(), n));
   double best_sp = std::min(alg1, ms);
   ms = median_ms(&t, a.reps, [&](int r) {
-    die_on(cis_hyb_cuda_apply_paper(d, dx[r % NROT], dy[r % NROT]));
+    die_on(paper_matrix_apply(&paper, dx[r % NROT], dy[r % NROT], t.s));
   });
-  die_on(cis_hyb_cuda_apply_paper(d, dx[0], dy[0]));
+  die_on(paper_matrix_apply(&paper, dx[0], dy[0], t.s));
   add("paper, Algorithm 7", "hybrid, 32-bit ELL", paper_b, 1, ms,
       device_rel_err(dy[0], yref.data(), n));
   /* The format column of one of our uploads. */
@@ -1155,20 +1153,8 @@ int main(int argc, char **argv) {
       add(name, fmt, bytes + xy, 1, t1, device_rel_err(dy[0], yref.data(), n));
     }
   };
-  /* The same upload with each row's entries in the row's own order instead of lane order
-   * (docs/gpu.md), at the default sub-warp: what lane order gains. */
-  auto time_row_order = [&](int flags, const char *tag) {
-    cis_hyb_cuda *dr = NULL;
-    cis_hyb_cuda_info ir;
-    char name[96];
-    die_on(cis_hyb_cuda_create(&h, 0, flags | CIS_HYB_CUDA_ROW_ORDER, t.s, &dr));
-    cis_hyb_cuda_get_info(dr, &ir);
-    snprintf(name, sizeof name, "ours%s, entries in row order", tag);
-    time_single(dr, ir, name);
-    cis_hyb_cuda_destroy(&dr);
-  };
   /* The upload with coded values where they repeat (a CI matrix), whatever the matrix's size;
-   * the plain upload above, which the paper's kernel needs, keeps every 8-byte value. */
+   * the plain upload above keeps every 8-byte value. */
   cis_hyb_cuda *dc = NULL;
   cis_hyb_cuda_info infoc;
   memset(&infoc, 0, sizeof infoc);
@@ -1187,10 +1173,8 @@ int main(int argc, char **argv) {
     note_tuned(&f, &infoc);
     time_ours_all(dc, infoc, ", coded values");
     cis_hyb_cuda_destroy(&dc);
-    time_row_order(CIS_HYB_CUDA_CODED, ", coded values");
   }
   time_ours_all(d, info, f.dict_size ? ", plain values" : "");
-  time_row_order(CIS_HYB_CUDA_PLAIN, f.dict_size ? ", plain values" : "");
   {
     /* What a product of this size could reach: our upload's bytes (x and y included) read as
      * one array, timed like the products. Its "vs best cuSPARSE" bounds ours on this matrix
@@ -1214,7 +1198,7 @@ int main(int argc, char **argv) {
     if (f.coded_bytes > 0)
       time_read(f.coded_bytes + xy, "reading the coded upload's bytes alone");
     /* SELL-32, a lane per row (docs/gpu.md): cisolve's upload of a matrix of 262144 rows or
-     * more with plain values and little padding (spmv/hyb_cuda.cu, sell_layout), forced here on
+     * more with plain values and little padding (spmv/hyb_cuda_sell.cu, hyb_sell_layout), forced here on
      * every matrix */
     for (int coded = 1; coded >= 0; coded--) { /* coded: where the values repeat */
       if (coded && !f.dict_size) continue;
@@ -1240,57 +1224,17 @@ int main(int argc, char **argv) {
       }
       cis_hyb_cuda_destroy(&ds);
     }
-    /* The matrix split over thread-block clusters for one vector (docs/gpu.md, spmv/split.h),
-     * which cisolve does not build: its host build takes longer than it saves over a solve */
-    cis_hyb_cuda *dp = NULL;
-    cis_hyb_cuda_info ip;
-    die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_SPLIT, t.s, &dp));
-    cis_hyb_cuda_get_info(dp, &ip);
-    if (ip.split_parts) {
-      char nm[96], fmt[64];
-      const double sb = (double)ip.split_bytes + xy;
-      snprintf(fmt, sizeof fmt, "split, 14-bit columns, %s",
-               ip.split_dict_size ? "coded values" : "8-byte values");
-      printf("split upload: %d clusters of %d blocks, %d magnitudes, %lld of %lld entries "
-             "escaped, %.1f MB, built in %.2f s; %.4f ms at upload against %.4f for the hybrid "
-             "kernel\n", ip.split_groups, ip.split_parts, ip.split_dict_size,
-             (long long)ip.split_escaped, (long long)(h.ell.nnz + h.nnz_exp),
-             (double)ip.split_bytes / 1e6, ip.split_seconds, ip.split_ms,
-             ip.tune_ms[ip.tune_kept]);
-      auto split_row = [&](const char *what, bool dirty) {
-        auto f1 = [&](int r) { die_on(cis_hyb_cuda_apply(dp, 1, dx[r % NROT], dy[r % NROT])); };
-        double t1 = dirty ? median_dirty(f1) : median_ms(&t, a.reps, f1);
-        die_on(cis_hyb_cuda_apply(dp, 1, dx[0], dy[0]));
-        snprintf(nm, sizeof nm, "ours, split over clusters of %d%s", ip.split_parts, what);
-        add(nm, fmt, sb, 1, t1, device_rel_err(dy[0], yref.data(), n));
-      };
-      split_row("", false);
-      split_row(", timed again (spread)", false);
-      if (t.clean) split_row(", L2 left dirty by the flush", true);
-      time_read(sb, "reading the split upload's bytes alone");
-      snprintf(f.split_note, sizeof f.split_note,
-               "the split over %d clusters of %d blocks took %.4f ms at upload against %.4f for "
-               "the hybrid kernel; cisolve does not build it (docs/gpu.md)",
-               ip.split_groups, ip.split_parts, ip.split_ms, ip.tune_ms[ip.tune_kept]);
-    } else {
-      printf("split upload: not possible here\n");
-    }
-    cis_hyb_cuda_destroy(&dp);
   }
   {
-    /* the Reference region's other layout: in column tiles when the upload kept one sliced
-     * ELL block, and the reverse (docs/gpu.md) */
+    /* the Reference region in column tiles where the upload kept one sliced ELL block
+     * (docs/gpu.md) */
     cis_hyb_cuda *dt = NULL;
     cis_hyb_cuda_info it;
-    int tiled = info.tile_cols == 0;
-    if (h.ell.boundary > 0) {
-      die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_PLAIN | (tiled ? CIS_HYB_CUDA_TILED
-                                                                    : CIS_HYB_CUDA_UNTILED),
-                                 t.s, &dt));
+    if (h.ell.boundary > 0 && info.tile_cols == 0) {
+      die_on(cis_hyb_cuda_create(&h, 0, CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_TILED, t.s, &dt));
       cis_hyb_cuda_get_info(dt, &it);
       note_tuned(&f, &it);
-      time_ours_all(dt, it, tiled ? ", Reference region in column tiles"
-                                  : ", Reference region as one ELL block");
+      time_ours_all(dt, it, ", Reference region in column tiles");
       cis_hyb_cuda_destroy(&dt);
     }
   }
@@ -1463,6 +1407,7 @@ int main(int argc, char **argv) {
 
   sparse_free(&sp);
   cis_hyb_cuda_destroy(&d);
+  paper_matrix_destroy(&paper);
   for (int r = 0; r < NROT; r++) {
     cudaFree(dx[r]);
     cudaFree(dy[r]);

@@ -1,5 +1,5 @@
 /* cisolve: the census of a hybrid matrix's Expansion rows, for an upload that splits them into
- * coded and plain entries (spmv/hyb_cuda.cu): each row's entries, and with a value dictionary
+ * coded and plain entries (spmv/hyb_cuda_upload.cu): each row's entries, and with a value dictionary
  * (spmv/valdict.h) the entries whose value it codes; per block, their sums.
  *
  * The upload needs every row's counts before it stores any row (they place the rows). Taken
@@ -28,8 +28,8 @@ typedef struct cis_census {
 } cis_census;
 
 /* Entries a census's dictionary is chosen from (cis_vdict_build's sample), and its largest
- * size: on H2O/6-31G FCI 1024 magnitudes code 72% of the entries, 2048 95.3%, 4096 95.3% at
- * the same speed on the GPU, 8192 2% slower (the table competes with x for L1). */
+ * size: on H2O/6-31G FCI 1024 magnitudes code 72% of the entries, 2048 and 4096 95.3%; a larger
+ * table was slower (it competes with x for L1; docs/BENCHMARKS.md). */
 #define CIS_CENSUS_SAMPLE ((int64_t)1 << 21)
 #define CIS_CENSUS_DICT 4096
 

@@ -21,8 +21,7 @@
  *    plain CSR. Resident blocks are split on
  *    OpenMP threads into pinned staging and copied from there, a group while the next is split.
  * A matrix of 262144 rows or more whose blocks are all resident is kept whole as SELL-32 instead
- * (docs/gpu.md). With CIS_HYB_CUDA_SPLIT a matrix of at most 131072 rows is also split over
- * thread-block clusters (spmv/split.h) for products of one vector.
+ * (docs/gpu.md).
  * Blocks that are not resident (over the budget, or with CIS_HYB_CUDA_NO_CACHE) are streamed in
  * every product, in batches of consecutive blocks: regenerated through h->regen on OpenMP
  * threads (one block per thread; or read from the host cache), packed into a pinned buffer,
@@ -71,7 +70,6 @@ typedef struct {
    * waiting for the copies of earlier groups; dict_seconds and tune_seconds are parts too. */
   double upload_seconds, ell_seconds, csr_seconds, csr_split_seconds, csr_wait_seconds;
   int64_t work_bytes;      /* multi-vector workspace */
-  int64_t paper_bytes;     /* 32-bit ELL columns kept for the paper's kernel */
   int64_t resident_blocks, streamed_blocks;
   int64_t regenerated_blocks; /* resident blocks the host does not cache: regenerated at upload */
   int64_t built_blocks;    /* resident blocks taken from the build's pool (cis_hyb_cuda_pool_create):
@@ -89,16 +87,6 @@ typedef struct {
                               columns (docs/gpu.md; ell_bytes is then 0 and csr_bytes counts the
                               whole matrix); 0: the hybrid layout */
   int64_t sell_slots;      /* SELL-32: entries stored, padding included */
-  int split_parts;         /* products of one vector use the matrix split over clusters of this
-                              many blocks (CIS_HYB_CUDA_SPLIT, spmv/split.h; 0: none), those of
-                              several the hybrid upload beside it */
-  int split_groups;        /* its clusters */
-  int64_t split_bytes;     /* its device bytes (not in ell_bytes or csr_bytes) */
-  int split_dict_size;     /* magnitudes in its value table */
-  int64_t split_escaped;   /* its entries whose value is not in the table */
-  double split_ms;         /* its product's time at upload (0: not built), against
-                              tune_ms[tune_kept] for the hybrid kernel */
-  double split_seconds;    /* host time to build and upload it */
   int subwarp;             /* lanes per row in our kernels */
   int group;               /* vectors per pass of the multi-vector kernel: 8, or 4 when the
                               matrix is larger than the L2 cache, unless every block is
@@ -146,8 +134,8 @@ typedef struct {
  * build's sample, blocks in the order they come. cis_hyb_cuda_create2 of the matrix (hyb.sink
  * is the pool) then, where every block stays resident, fills SELL-32 straight from those arrays,
  * or places their entries in the resident CSR on the device (in lane order), and frees them.
- * `flags` are the upload's: the pool declines the build (begin) for an upload that keeps a
- * layout of its own (CIS_HYB_CUDA_PAPER, CIS_HYB_CUDA_SPLIT, CIS_HYB_CUDA_NO_CACHE), or where it
+ * `flags` are the upload's: the pool declines the build (begin) for an upload that keeps no
+ * Expansion block on the device (CIS_HYB_CUDA_NO_CACHE), or where it
  * and the layout beside it (as large again, a quarter more) would not fit in `device_bytes`
  * (the bytes the GPU offers the matrix). A block that does not fit the arrays or fails is
  * dropped, with the blocks after it; then, or where not every block stays resident, the upload
@@ -201,9 +189,6 @@ void cis_hyb_cuda_get_times(const cis_hyb_cuda *d, cis_hyb_cuda_times *t);
 cis_err cis_hyb_cuda_apply(cis_hyb_cuda *d, int k, const double *X, double *Y);
 /* The multi-vector kernel forced, also for k = 1 (tests and benchmarks). */
 cis_err cis_hyb_cuda_apply_multi(cis_hyb_cuda *d, int k, const double *X, double *Y);
-/* The 2018 paper's kernel (Algorithm 7): resident matrices only, created with
- * CIS_HYB_CUDA_PAPER. Benchmarks only. */
-cis_err cis_hyb_cuda_apply_paper(cis_hyb_cuda *d, const double *x, double *y);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,15 @@
 /* cisolve: where a hybrid matrix goes on a GPU, as functions of its shape (spmv/hyb_place.h).
- * The measurements behind each threshold are in spmv/hyb_cuda.cu beside its use and in
- * docs/gpu.md. */
+ * The measurements behind each threshold are in docs/gpu.md and docs/BENCHMARKS.md. */
 #include "spmv/hyb_place.h"
 
 #include <string.h>
 
 #include "core/util.h"
 
-#define CIS_SELL_NEVER (CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
-#define CIS_SELL_NOT_AUTO                                                                   \
-  (CIS_HYB_CUDA_INDEX32 | CIS_HYB_CUDA_CODED | CIS_HYB_CUDA_ROW_ORDER | CIS_HYB_CUDA_TILED | \
-   CIS_HYB_CUDA_UNTILED)
+/* Flags under which SELL-32 is never chosen, and those that ask for a layout of their own, which
+ * the default SELL-32 would override. */
+#define CIS_SELL_NEVER (CIS_HYB_CUDA_NO_CACHE | CIS_HYB_CUDA_NO_SELL)
+#define CIS_SELL_NOT_AUTO (CIS_HYB_CUDA_CODED | CIS_HYB_CUDA_TILED)
 
 int64_t cis_place_tile_count(int64_t boundary) {
   return (boundary + CIS_TILE_COLS - 1) / CIS_TILE_COLS;
@@ -18,7 +17,7 @@ int64_t cis_place_tile_count(int64_t boundary) {
 int64_t cis_place_group_count(int64_t n) { return (n + CIS_TILE_ROWS - 1) / CIS_TILE_ROWS; }
 
 int cis_place_tiled_wanted(int64_t n, int64_t boundary, int64_t ell_nnz, int flags) {
-  if ((flags & (CIS_HYB_CUDA_UNTILED | CIS_HYB_CUDA_INDEX32)) || boundary == 0) return 0;
+  if (boundary == 0) return 0;
   if (flags & CIS_HYB_CUDA_TILED) return 1;
   return boundary > CIS_TILE_AUTO_COLS && n >= CIS_TILE_AUTO_ROWS &&
          ell_nnz >= (int64_t)CIS_TILE_LANES * n * cis_place_tile_count(boundary);
@@ -28,21 +27,21 @@ int cis_place_tiled_fits(int64_t longest) {
   return longest * CIS_TILE_ROWS <= (int64_t)UINT32_MAX;
 }
 
-int cis_place_index_bits(int tiled, int64_t boundary, int flags) {
+int cis_place_index_bits(int tiled, int64_t boundary) {
   if (tiled) return 16;
-  return (flags & CIS_HYB_CUDA_INDEX32) || boundary > 65536 ? 32 : 16;
+  return boundary > 65536 ? 32 : 16;
 }
 
 /* 16-bit resident Expansion columns when every column fits: 10 bytes a plain entry instead of
- * 12, 4 a coded one instead of 6 (spmv/hyb_cuda.cu says why not offset from the boundary). */
+ * 12, 4 a coded one instead of 6 (docs/gpu.md says why they are not offset from the
+ * boundary). */
 int cis_place_csr_bits(int index_bits, int64_t n) {
   return index_bits == 16 && n <= 65536 ? 16 : 32;
 }
 
-int64_t cis_place_sliced_bytes(int64_t slots, int64_t nslices, int64_t n, int bits, int paper) {
+int64_t cis_place_sliced_bytes(int64_t slots, int64_t nslices, int64_t n, int bits) {
   int64_t m = slots + 2;
-  int64_t b = m * (int64_t)(8 + bits / 8) + (nslices + 1) * 8 + nslices * 4 + n * 4;
-  return paper && bits == 16 ? b + m * 4 : b;
+  return m * (int64_t)(8 + bits / 8) + (nslices + 1) * 8 + nslices * 4 + n * 4;
 }
 
 /* 10 bytes an entry, the offsets, the group starts. */
@@ -65,7 +64,7 @@ int64_t cis_place_stream_reserve(int64_t nnz_exp, int64_t nblocks, int64_t block
 }
 
 int cis_place_codes_pay(int flags, int64_t bytes, int64_t l2) {
-  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_PAPER | CIS_HYB_CUDA_NO_CACHE)) return 0;
+  if (flags & (CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_NO_CACHE)) return 0;
   return (flags & CIS_HYB_CUDA_CODED) || bytes > 2 * l2;
 }
 
@@ -99,11 +98,11 @@ void cis_place_plan_make(const cis_place_input *in, cis_place_plan *o) {
   /* the longest row has at most `boundary` Reference entries */
   o->tiled = cis_place_tiled_wanted(n, in->boundary, in->ell_nnz, 0) &&
              cis_place_tiled_fits(in->boundary);
-  o->index_bits = cis_place_index_bits(o->tiled, in->boundary, 0);
+  o->index_bits = cis_place_index_bits(o->tiled, in->boundary);
   o->csr_bits = cis_place_csr_bits(o->index_bits, n);
   o->ell_bytes = o->tiled ? cis_place_tiled_bytes(n, in->boundary, in->ell_nnz)
                           : cis_place_sliced_bytes(in->ell_slots, in->ell_nslices, n,
-                                                   o->index_bits, 0);
+                                                   o->index_bits);
   o->min_bytes = cis_place_min_bytes(n, o->ell_bytes, o->csr_bits);
   o->stream_reserve = cis_place_stream_reserve(in->nnz_exp, nb, in->block_rows, in->nthreads);
   int64_t avail = CIS_MAX((int64_t)0, in->budget - o->min_bytes - o->stream_reserve);

@@ -1,6 +1,6 @@
 /* cisolve: where a hybrid matrix goes on a GPU, as functions of its shape.
  *
- * The rules by which the upload (spmv/hyb_cuda.cu) places a built matrix: the Reference region
+ * The rules by which the upload (spmv/hyb_cuda*.cu) places a built matrix: the Reference region
  * as one sliced ELL block or in column tiles, 16- or 32-bit columns, coded values or plain, the
  * device bytes of each part, the room kept for streaming, which Expansion blocks stay resident,
  * whether the build's pool can take the blocks. They take numbers, not a matrix, so that a plan
@@ -16,30 +16,23 @@
 extern "C" {
 #endif
 
-/* The upload's flags (cis_hyb_cuda_create2, spmv/hyb_cuda.h). */
+/* The upload's flags (cis_hyb_cuda_create2, spmv/hyb_cuda.h). cisolve passes 0 and lets the
+ * rules below choose; each flag forces a layout those rules choose for other matrices, so that
+ * tests (and benchmarks) reach every layout on small inputs. */
 enum {
-  CIS_HYB_CUDA_PAPER = 1,    /* also keep 32-bit ELL columns for cis_hyb_cuda_apply_paper */
-  CIS_HYB_CUDA_INDEX32 = 2,  /* 32-bit column indices even where 16 bits would do */
-  CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block (tests) */
-  CIS_HYB_CUDA_PLAIN = 8,    /* no coded values: every resident entry keeps its 8-byte value
-                                (implied by CIS_HYB_CUDA_PAPER) */
+  CIS_HYB_CUDA_NO_CACHE = 4, /* stream every Expansion block */
+  CIS_HYB_CUDA_PLAIN = 8,    /* no coded values: every resident entry keeps its 8-byte value */
   CIS_HYB_CUDA_CODED = 16,   /* coded values wherever the dictionary pays, even for a matrix
-                                that fits in L2 (tests, benchmarks) */
-  CIS_HYB_CUDA_ROW_ORDER = 32, /* each row's resident entries in the row's own order instead of
-                                  lane order (docs/gpu.md; benchmarks) */
-  CIS_HYB_CUDA_TILED = 64,     /* the Reference region in column tiles whatever its width
-                                  (tests, benchmarks; by default only when it is wider than
-                                  32768 columns, docs/gpu.md) */
-  CIS_HYB_CUDA_UNTILED = 128,  /* never in column tiles (benchmarks) */
-  CIS_HYB_CUDA_SELL = 256,     /* the whole matrix as SELL-32, a lane per row, wherever it can be
-                                  (plain values, every block resident; tests, benchmarks; by
-                                  default only for matrices of 262144 rows or more, docs/gpu.md) */
-  CIS_HYB_CUDA_NO_SELL = 512,  /* never as SELL-32 (benchmarks) */
-  CIS_HYB_CUDA_SPLIT = 1024    /* also the matrix split over thread-block clusters, for products
-                                  of one vector, wherever it can be built (a matrix of at most
-                                  131072 rows, every block resident, sm_90; docs/gpu.md); not by
-                                  default: its host build takes longer than it saves over a
-                                  solve */
+                                that fits in L2 */
+  CIS_HYB_CUDA_TILED = 64,   /* the Reference region in column tiles whatever its width (by
+                                default only when it is wider than CIS_TILE_AUTO_COLS columns) */
+  CIS_HYB_CUDA_SELL = 256,   /* the whole matrix as SELL-32, a lane per row, wherever it can be
+                                (every block resident; by default only for matrices of
+                                CIS_SELL_AUTO_ROWS rows or more) */
+  CIS_HYB_CUDA_NO_SELL = 512 /* never as SELL-32: the hybrid layout, which the default keeps for
+                                matrices of CIS_SELL_AUTO_ROWS rows or more whose padding to
+                                SELL-32 would be too large, on matrices that large whose padding
+                                is small */
 };
 
 /* Vectors one pass of the multi-vector kernel takes at most (its workspace holds that many). */
@@ -47,7 +40,7 @@ enum {
 /* Streamed batches in flight. */
 #define CIS_NSLOTS 2
 
-/* Column tiles of the Reference region (spmv/hyb_kernels.cuh): groups of CIS_TILE_ROWS rows,
+/* Column tiles of the Reference region (spmv/hyb_kernels_tiled.cuh): groups of CIS_TILE_ROWS rows,
  * tiles of CIS_TILE_COLS columns, CIS_TILE_LANES lanes per row and tile (benchmarks may set the
  * first two). */
 #ifndef CIS_TILE_ROWS
@@ -79,12 +72,11 @@ int cis_place_tiled_wanted(int64_t n, int64_t boundary, int64_t ell_nnz, int fla
 int cis_place_tiled_fits(int64_t longest);
 /* Bits of the ELL's columns (16 in tiles, or when boundary <= 65536), and of the resident
  * Expansion columns (16 when those of the ELL are and n <= 65536). */
-int cis_place_index_bits(int tiled, int64_t boundary, int flags);
+int cis_place_index_bits(int tiled, int64_t boundary);
 int cis_place_csr_bits(int index_bits, int64_t n);
 /* Device bytes of the sliced ELL (`slots` entries with padding, in nslices slices of n rows
- * altogether) with `bits`-bit columns (and with `paper`, 32-bit ones beside 16-bit ones); of
- * the Reference region in column tiles. */
-int64_t cis_place_sliced_bytes(int64_t slots, int64_t nslices, int64_t n, int bits, int paper);
+ * altogether) with `bits`-bit columns; of the Reference region in column tiles. */
+int64_t cis_place_sliced_bytes(int64_t slots, int64_t nslices, int64_t n, int bits);
 int64_t cis_place_tiled_bytes(int64_t n, int64_t boundary, int64_t ell_nnz);
 /* The least budget: the ELL block of `ell_bytes`, the CSR row pointers and the multi-vector
  * workspace. */

@@ -62,7 +62,7 @@ cleanup:
 /* The sample's magnitudes and their counts: an open-addressing table of 2^log2 slots, kept at
  * most half full by doubling. It starts small: a CI matrix's sample of 2 M entries holds some
  * 25 thousand magnitudes, and a table sized for 2 M distinct ones (100 MB) made every count a
- * cache and TLB miss (0.09 s against 0.01 s for OH/6-31G FCI's sample). */
+ * cache and TLB miss. */
 typedef struct {
   uint64_t *keys;
   int64_t *counts, *first;

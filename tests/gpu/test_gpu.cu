@@ -1,16 +1,15 @@
 /* The CUDA kernels and backend against the CPU references.
  *
- * Every device product (our single- and multi-vector kernels, the paper's kernel, the CUDA
- * operator's (spmv/hyb_op.h) with resident, budget-streamed and regenerated Expansion blocks,
- * and resident blocks that the host does not cache, regenerated at upload) is compared with
+ * Every device product (our single- and multi-vector kernels, the CUDA operator's
+ * (spmv/hyb_op.h) with resident, budget-streamed and regenerated Expansion blocks, and
+ * resident blocks that the host does not cache, regenerated at upload) is compared with
  * cis_hyb_apply_cpu on seeded random matrices larger than a warp: empty rows, rows much longer
  * than 32 x the ELL width, boundary 0 (no Reference region), boundary n (no Expansion space),
  * boundary > 65536 (32-bit ELL columns), n above and at 65536 (32- and 16-bit Expansion
  * columns), the Reference region as one ELL block and in column tiles (by default where it is
- * wide and dense enough, forced elsewhere), SELL-32 and the split over a thread-block cluster
- * (forced), SELL-32 filled from a build's pool of blocks sent as they were generated,
- * sub-warps of 4..32 lanes, k = 1, 3, 8 and 11, and values coded through a dictionary where
- * they repeat (plain where they do not). The
+ * wide and dense enough, forced elsewhere), SELL-32 (forced), SELL-32 filled from a build's
+ * pool of blocks sent as they were generated, sub-warps of 4..32 lanes, k = 1, 3, 8 and 11,
+ * and values coded through a dictionary where they repeat (plain where they do not). The
  * backend's dense ops are compared with plain loops. Outputs are poisoned with NaN first, so an
  * unwritten element fails. Passes when every relative error is <= 1e-12.
  * Exit 77 (skipped) when no CUDA device is usable.
@@ -120,11 +119,6 @@ static void poison(double *dY, int64_t count) {
 
 typedef cis_err (*apply_fn)(cis_hyb_cuda *, int, const double *, double *);
 
-static cis_err apply_paper1(cis_hyb_cuda *d, int k, const double *X, double *Y) {
-  (void)k;
-  return cis_hyb_cuda_apply_paper(d, X, Y);
-}
-
 /* One device product against the CPU reference Yref (n x k). */
 static void check_product(const char *label, const char *kernel, apply_fn f, cis_hyb_cuda *d,
                           int64_t n, int k, const double *dX, double *dY, const double *Yref,
@@ -147,7 +141,7 @@ typedef struct {
   int uniform;  /* rows of nearly equal length (make_csr) */
 } test_case;
 
-/* The upload's default layout of the Reference region (spmv/hyb_cuda.cu, tiled_layout): column
+/* The upload's default layout of the Reference region (spmv/hyb_cuda_upload.cu, hyb_tiled_layout): column
  * tiles of 2048 when it is wider than 32768 columns, the matrix has 262144 rows or more, and
  * its rows have at least 8 entries per tile on average. */
 static int tiled_by_default(const test_case *tc, const cis_hyb *h) {
@@ -233,11 +227,12 @@ static void check_candidates(const test_case *tc, cis_hyb_cuda *d, const char *t
   }
 }
 
-/* Every block resident: the paper's kernel, ours and the multi-vector kernel. */
+/* Every block resident, the hybrid layout with plain values: ours and the multi-vector kernel. */
 static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                            double *const *Yref, double *Y) {
   cis_hyb_cuda *d = NULL;
-  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_PAPER, 0, &d) != CIS_OK) return fail_err(tc->label);
+  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_PLAIN | CIS_HYB_CUDA_NO_SELL, 0, &d) != CIS_OK)
+    return fail_err(tc->label);
   cis_hyb_cuda_info info;
   cis_hyb_cuda_get_info(d, &info);
   /* The Reference region in column tiles of 2048 where tiled_by_default says so (16-bit columns
@@ -269,39 +264,37 @@ static void check_resident(const test_case *tc, cis_hyb *h, const double *dX, do
          info.index_bits, info.csr_bits, info.tile_cols, info.group, ell_bits, csr_bits, tiles,
          group, info.subwarp);
   if (!ok) g_fail++;
-  check_product(tc->label, "paper kernel", apply_paper1, d, tc->n, 1, dX, dY, Yref[0], Y);
   check_candidates(tc, d, "", dX, dY, Yref[0], Y);
   check_ours(tc, d, "", dX, dY, Yref, Y);
   cis_hyb_cuda_destroy(&d);
 }
 
-/* The other layout of the Reference region than the default upload's: in column tiles when it
- * was one sliced ELL block, and the reverse; and tiles with coded values. */
+/* The Reference region in column tiles where the default upload keeps one sliced ELL block,
+ * with plain values, and tiles with coded values. */
 static void check_tiling(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                          double *const *Yref, double *Y) {
   if (tc->boundary == 0) return;
   int tiled_default = tiled_by_default(tc, h);
-  int flags = tiled_default ? CIS_HYB_CUDA_UNTILED : CIS_HYB_CUDA_TILED;
-  for (int coded = 0; coded <= (tc->distinct > 0); coded++) {
+  for (int coded = tiled_default; coded <= (tc->distinct > 0); coded++) {
     cis_hyb_cuda *d = NULL;
     cis_hyb_cuda_info info;
-    int f = coded ? CIS_HYB_CUDA_TILED | CIS_HYB_CUDA_CODED : flags;
+    int f = coded ? CIS_HYB_CUDA_TILED | CIS_HYB_CUDA_CODED : CIS_HYB_CUDA_TILED;
     if (cis_hyb_cuda_create(h, 0, f, 0, &d) != CIS_OK) return fail_err(tc->label);
     cis_hyb_cuda_get_info(d, &info);
-    int want = coded || !tiled_default ? 2048 : 0;
+    int want = 2048;
     int ok = info.tile_cols == want && (!coded || info.dict_size > 0 || h->nnz_exp == 0);
     printf("%-4s %s: upload %s: Reference region in tiles of %d columns (expected %d)%s\n",
-           ok ? "ok" : "FAIL", tc->label, coded ? "tiled, coded" : want ? "tiled" : "untiled",
-           info.tile_cols, want, coded ? ", coded values" : "");
+           ok ? "ok" : "FAIL", tc->label, coded ? "tiled, coded" : "tiled", info.tile_cols, want,
+           coded ? ", coded values" : "");
     if (!ok) g_fail++;
-    const char *tag = coded ? ", tiled coded upload" : want ? ", tiled upload" : ", untiled upload";
+    const char *tag = coded ? ", tiled coded upload" : ", tiled upload";
     check_candidates(tc, d, tag, dX, dY, Yref[0], Y);
     check_ours(tc, d, tag, dX, dY, Yref, Y);
     cis_hyb_cuda_destroy(&d);
   }
 }
 
-/* SELL-32, a lane per row (spmv/hyb_cuda.cu, sell_layout): by default for a matrix of 262144
+/* SELL-32, a lane per row (spmv/hyb_cuda_sell.cu, hyb_sell_layout): by default for a matrix of 262144
  * rows or more with plain values whose padding to slices of 32 rows adds at most a quarter to
  * its entries, and forced on every matrix; the slices counted here from the rows. */
 static void check_sell(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
@@ -349,57 +342,6 @@ static void check_sell(const test_case *tc, cis_hyb *h, const double *dX, double
   if (!ok) g_fail++;
   check_candidates(tc, d, ", coded SELL-32 upload", dX, dY, Yref[0], Y);
   check_ours(tc, d, ", coded SELL-32 upload", dX, dY, Yref, Y);
-  cis_hyb_cuda_destroy(&d);
-}
-
-/* The matrix split over a thread-block cluster for products of one vector (spmv/split.h,
- * spmv/hyb_cuda.cu split_create), asked for: built wherever the device launches clusters and
- * the matrix fits, which the cases of 64 to 10,000 rows must; products for every k against the
- * CPU (k = 1 on the split, the others on the hybrid upload beside it), and k = 1 twice, bit for
- * bit. Not built by the default upload. */
-static void check_split(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
-                        double *const *Yref, double *Y) {
-  int dev = 0, cluster = 0;
-  cuda_ok(cudaGetDevice(&dev), "cudaGetDevice");
-  cuda_ok(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev), "cluster launch");
-  cis_hyb_cuda *d = NULL;
-  cis_hyb_cuda_info info;
-  if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_SPLIT, 0, &d) != CIS_OK) return fail_err(tc->label);
-  cis_hyb_cuda_get_info(d, &info);
-  int must = cluster && tc->n >= 64 && tc->n <= 10000;
-  int ok = info.split_parts ? cluster && tc->n <= 131072 && info.split_parts >= 3 &&
-                                  info.split_groups >= 1
-                            : !must;
-  printf("%-4s %s: upload with the split: %d clusters of %d blocks (%d magnitudes, %lld entries "
-         "escaped), %.4f ms at upload against %.4f for the hybrid kernel%s\n",
-         ok ? "ok" : "FAIL", tc->label, info.split_groups, info.split_parts, info.split_dict_size,
-         (long long)info.split_escaped, info.split_ms, info.tune_ms[info.tune_kept],
-         info.split_parts ? "" : must ? " (not built, expected)" : " (not built)");
-  if (!ok) g_fail++;
-  if (info.split_parts) {
-    check_ours(tc, d, ", split upload", dX, dY, Yref, Y);
-    double *again = (double *)malloc((size_t)tc->n * sizeof(double));
-    if (!again) {
-      fprintf(stderr, "test_gpu: out of host memory\n");
-      exit(1);
-    }
-    check_product(tc->label, "ours, split upload", cis_hyb_cuda_apply, d, tc->n, 1, dX, dY,
-                  Yref[0], Y);
-    memcpy(again, Y, (size_t)tc->n * sizeof(double));
-    check_product(tc->label, "ours, split upload, again", cis_hyb_cuda_apply, d, tc->n, 1, dX,
-                  dY, Yref[0], Y);
-    ok = memcmp(again, Y, (size_t)tc->n * sizeof(double)) == 0;
-    printf("%-4s %s: two split products bit for bit the same\n", ok ? "ok" : "FAIL", tc->label);
-    if (!ok) g_fail++;
-    free(again);
-  }
-  cis_hyb_cuda_destroy(&d);
-  if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
-  cis_hyb_cuda_get_info(d, &info);
-  ok = info.split_parts == 0;
-  printf("%-4s %s: default upload: no split (%d blocks a cluster)\n", ok ? "ok" : "FAIL",
-         tc->label, info.split_parts);
-  if (!ok) g_fail++;
   cis_hyb_cuda_destroy(&d);
 }
 
@@ -497,16 +439,6 @@ static void check_regenerated(const test_case *tc, cis_hyb *h, const double *dX,
     if (!ok) g_fail++;
     check_ours(tc, d, tag, dX, dY, Yref, Y);
     cis_hyb_cuda_destroy(&d);
-    if (!coded) {
-      /* the split over clusters (check_split), its rows regenerated for it where not cached */
-      if (cis_hyb_cuda_create(h, 0, CIS_HYB_CUDA_SPLIT, 0, &d) != CIS_OK)
-        return fail_err(tc->label);
-      cis_hyb_cuda_get_info(d, &info);
-      if (info.split_parts)
-        check_product(tc->label, "ours, split upload of regenerated blocks", cis_hyb_cuda_apply,
-                      d, tc->n, 1, dX, dY, Yref[0], Y);
-      cis_hyb_cuda_destroy(&d);
-    }
     double *Yr = upload_product(tc, h, flags, ks[1], dX, dY);
     if (Yr && Ycached[coded]) {
       int same = memcmp(Yr, Ycached[coded], (size_t)(tc->n * ks[1]) * 8) == 0;
@@ -591,23 +523,21 @@ static void check_pool_upload(const test_case *tc, cis_hyb *h, int pool_flags, i
 }
 
 /* The build's pool (spmv/hyb_cuda.h), plain and coded: used for SELL-32 (forced) and for the
- * hybrid layout (in lane order and in row order), and by default (SELL-32 on the cases the
- * default upload keeps so); not used when its blocks outgrow the room its sample gave them (an
- * estimate of one entry) or when no block stays resident; declined for the split's upload. */
+ * hybrid layout, and by default (SELL-32 on the cases the default upload keeps so); not used
+ * when its blocks outgrow the room its sample gave them (an estimate of one entry) or when no
+ * block stays resident; declined for an upload that streams every block. */
 static void check_pooled(const test_case *tc, cis_hyb *h, const double *dX, double *dY,
                          double *const *Yref, double *Y) {
   int64_t e = h->nnz_exp;
   for (int coded = 0; coded <= (tc->distinct > 0 && e > 0); coded++) {
     int c = coded ? CIS_HYB_CUDA_CODED : 0, sell = CIS_HYB_CUDA_SELL | c;
-    int hybrid = CIS_HYB_CUDA_NO_SELL | c, rows = hybrid | CIS_HYB_CUDA_ROW_ORDER;
+    int hybrid = CIS_HYB_CUDA_NO_SELL | c;
     const char *v = coded ? "coded" : "plain";
     char what[96];
     snprintf(what, sizeof what, "SELL-32 forced, %s", v);
     check_pool_upload(tc, h, sell, sell, e, 1, 1, what, dX, dY, Yref, Y);
     snprintf(what, sizeof what, "hybrid layout, %s", v);
     check_pool_upload(tc, h, c, hybrid, e, 1, 0, what, dX, dY, Yref, Y);
-    snprintf(what, sizeof what, "hybrid layout in row order, %s", v);
-    check_pool_upload(tc, h, c, rows, e, 1, 0, what, dX, dY, Yref, Y);
     if (e > 8200) {
       snprintf(what, sizeof what, "SELL-32 forced, %s, the pool too small", v);
       check_pool_upload(tc, h, sell, sell, 1, 0, 1, what, dX, dY, Yref, Y);
@@ -615,8 +545,8 @@ static void check_pooled(const test_case *tc, cis_hyb *h, const double *dX, doub
   }
   check_pool_upload(tc, h, 0, CIS_HYB_CUDA_NO_CACHE, e, 0, 0, "every block streamed", dX, dY,
                     Yref, Y);
-  check_pool_upload(tc, h, CIS_HYB_CUDA_SPLIT, 0, e, -1, 0, "asked for by the split's upload", dX,
-                    dY, Yref, Y);
+  check_pool_upload(tc, h, CIS_HYB_CUDA_NO_CACHE, CIS_HYB_CUDA_NO_CACHE, e, -1, 0,
+                    "asked for by an upload that streams every block", dX, dY, Yref, Y);
   cis_hyb_cuda *d = NULL;
   cis_hyb_cuda_info info;
   if (cis_hyb_cuda_create(h, 0, 0, 0, &d) != CIS_OK) return fail_err(tc->label);
@@ -735,7 +665,6 @@ static void run_case(const test_case *tc) {
   check_coded(tc, &h, dX, dY, Yref, Y);
   check_tiling(tc, &h, dX, dY, Yref, Y);
   check_sell(tc, &h, dX, dY, Yref, Y);
-  check_split(tc, &h, dX, dY, Yref, Y);
   check_pooled(tc, &h, dX, dY, Yref, Y);
   double *Ycached[2] = {upload_product(tc, &h, 0, ks[1], dX, dY),
                         tc->distinct > 0 ? upload_product(tc, &h, CIS_HYB_CUDA_CODED, ks[1], dX, dY)

@@ -1,5 +1,5 @@
-/* Seeded random matrices for the tests of the sparse layouts (tests/gpu/test_gpu.cu,
- * tests/spmv/test_split.c): the rows of make_csr, from the stream of tests/tools/rng.h. */
+/* Seeded random matrices for the tests of the sparse layouts (tests/gpu/test_gpu.cu): the rows
+ * of make_csr, from the stream of tests/tools/rng.h. */
 #ifndef CIS_TEST_RANDOM_CSR_H
 #define CIS_TEST_RANDOM_CSR_H
 
