@@ -185,6 +185,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_hmat *h = NULL;
   cis_backend *be = NULL;
   cis_block_sink *pool = NULL;
+  cis_plan_decisions dec;
   cis_eig_result res;
   cis_ckpt ck;
   cis_runctl rc;
@@ -193,6 +194,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_analysis_buf abuf;
   cis_refstates rst;
   memset(&rst, 0, sizeof rst);
+  memset(&dec, 0, sizeof dec);
   memset(&an, 0, sizeof an);
   memset(&abuf, 0, sizeof abuf);
   memset(&ck, 0, sizeof ck);
@@ -243,7 +245,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_report_problem(&rep);
 
   double t0 = cis_wtime();
-  cis_hmat_opts hopt = {.mem_budget = opt.mem, .ref_size = opt.ref_size, .nthreads = opt.threads};
+  cis_hmat_opts hopt;
   double spin_shift = 0.0, spin_s2 = 0.0;
   CIS_TRY(spin_penalty(&opt, &prob, &spin_shift, &spin_s2));
   if (opt.dry_run) { /* the plan, printed: no matrix built, no file written */
@@ -256,15 +258,12 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
     CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
     rep.t_space = cis_wtime() - t0;
-    int64_t ndet = cis_space_ndet(space);
-    /* the budget, the room a GPU offers, the census (core/plan.c says why) */
-    cis_plan_hmat_opts(&opt, ndet, cis_plan_gpu_expected(&opt), &hopt);
+    /* the plan's decisions (core/plan.c says why), executed: the build's options and pool */
+    cis_plan_decide(&opt, cis_space_ndet(space), 1, &dec);
+    cis_plan_hmat_opts(&opt, &dec, &hopt);
     hopt.progress = cis_report_progress(&rep);
-    /* and where the GPU will keep the whole matrix without a host copy, the blocks go to it as
-     * they are generated, so that the upload generates none of them again (the pool declines
-     * where it would not serve; spmv/hyb_cuda.h) */
-    if (hopt.device_bytes > 0) {
-      if (cis_backend_cuda_pool_create(opt.device_index, hopt.device_bytes, &pool) == CIS_OK)
+    if (dec.pool_bytes > 0) {
+      if (cis_backend_cuda_pool_create(opt.device_index, dec.pool_bytes, &pool) == CIS_OK)
         hopt.sink = pool;
       else
         cis_error_clear();
@@ -272,7 +271,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     t0 = cis_wtime();
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
-    cis_plan_hmat_opts(&opt, prob.matrix.n, 0, &hopt);
+    cis_plan_decide(&opt, prob.matrix.n, 0, &dec);
+    cis_plan_hmat_opts(&opt, &dec, &hopt);
     hopt.progress = cis_report_progress(&rep);
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
   }
@@ -288,7 +288,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.be = be;
   t0 = cis_wtime();
   /* A device backend keeps room for the solver's n-length vectors when it places the matrix. */
-  be->nvec_reserve = cis_plan_device_vectors(&opt);
+  be->nvec_reserve = dec.device_vectors;
   CIS_TRY(be->ops->attach(be, &h->hyb));
   rep.t_upload = cis_wtime() - t0;
   cis_report_matrix(&rep);

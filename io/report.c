@@ -330,7 +330,7 @@ static void plan_host(const cis_plan *pl) {
   const cis_hmat_plan *hm = &pl->hm;
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
   const char *why = pl->mem_asked ? "--mem"
-                    : hm->gpu_holds_all
+                    : hm->cache_none
                         ? "default on a GPU that will hold every block: none; --mem for a host "
                           "cache"
                         : "default: 3/4 of the available memory less the solver's vectors";
@@ -339,7 +339,7 @@ static void plan_host(const cis_plan *pl) {
   if (!pl->space[0] && hm->need > hm->budget)
     printf("too small for the Expansion blocks' %s: a run stops with exit code 4\n",
            cis_format_bytes((double)hm->need, b2, sizeof b2));
-  else if (hm->ncached == 0 && hm->gpu_holds_all)
+  else if (hm->ncached == 0 && hm->cache_none)
     printf("none of the %lld Expansion blocks of %lld rows cached: the GPU holds them\n",
            (long long)hm->nblocks, (long long)hm->block_rows);
   else if (hm->ncached == hm->nblocks)

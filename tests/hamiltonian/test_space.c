@@ -189,7 +189,7 @@ static void test_explicit(void) {
   int32_t col[11] = {0, 1, 3, 0, 1, 2, 4, 0, 3, 2, 4};
   double val[11] = {3, .5, .125, .5, 1, 2, -.25, .125, 5, -.25, 4};
   cis_csr m = {5, 11, rp, col, val};
-  cis_hmat_opts o = {.mem_budget = -1, .ref_size = 2};
+  cis_hmat_opts o = {.host_cache = -1, .ref_size = 2};
   cis_hmat *h = NULL;
   cis_csr out = {0};
   if (cis_hmat_build_csr(&m, &o, &h) || cis_hmat_to_csr(h, &out)) {
@@ -210,7 +210,7 @@ static void test_explicit(void) {
   EXPECT(h->hpp[0] == 1 && h->hpp[1 + 2 * 0] == 0 && h->hpp[3] == 2, "Reference block");
   cis_csr_free(&out);
   cis_hmat_destroy(&h);
-  o.mem_budget = 10;
+  o.host_cache = 10;
   cis_err e = cis_hmat_build_csr(&m, &o, &h);
   printf("expected error: %s\n", cis_error_message());
   EXPECT(e == CIS_ERR_NOMEM && h == NULL && strstr(cis_error_message(), "at least"),
