@@ -15,13 +15,12 @@ int cis_plan_gpu_expected(const cis_options *o) {
 }
 
 int64_t cis_plan_host_vectors(const cis_options *o) {
-  int maxsub = cis_eig_max_subspace(o->max_subspace, o->nroots);
-  return 2 * (int64_t)maxsub + 8 * (int64_t)o->nroots + 4;
+  return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND) +
+         cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST);
 }
 
 int64_t cis_plan_device_vectors(const cis_options *o) {
-  int maxsub = cis_eig_max_subspace(o->max_subspace, o->nroots);
-  return 2 * (int64_t)maxsub + 4 * (int64_t)o->nroots + 8;
+  return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND);
 }
 
 int64_t cis_plan_host_budget(const cis_options *o, int64_t n) {
@@ -186,10 +185,10 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     out->space_bytes = p->matrix.n * 16; /* the permutation and the diagonal */
   }
   int64_t n = out->hm.n;
-  /* on a GPU the solver's vectors live there; the host keeps the diagonal, the guess, the
-   * results and a checkpoint's copies of the vectors and their products */
-  out->host_vectors =
-      out->device == CIS_PLAN_GPU ? 4 * (int64_t)o->nroots + 2 : cis_plan_host_vectors(o);
+  /* on a GPU the solver's vectors live there, and the host keeps its copies */
+  out->host_vectors = out->device == CIS_PLAN_GPU
+                          ? cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST)
+                          : cis_plan_host_vectors(o);
   out->vector_bytes = out->host_vectors * n * 8;
   if (out->device == CIS_PLAN_GPU) plan_gpu(o, out);
   out->host_bytes = out->input_bytes + out->space_bytes + out->copy_bytes + out->hm.ell_bytes +

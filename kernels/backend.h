@@ -66,9 +66,8 @@ struct cis_backend {
   /* Cumulative timings (seconds), filled by the implementation. */
   double t_matvec, t_ortho;
   int64_t n_matvec; /* single-vector products counted */
-  /* n-length vectors the solver will hold on the backend (e.g. 2 max_subspace + 4 nroots + 8),
-   * set before attach: a device backend keeps room for them when it places the matrix.
-   * 0 = a default of 60 (one root, a 24-vector subspace). */
+  /* n-length vectors the solver will hold on the backend (solver/eigs.h cis_eig_vectors), set
+   * before attach: a device backend keeps room for them when it places the matrix. 0: none. */
   int64_t nvec_reserve;
 };
 

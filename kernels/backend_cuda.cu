@@ -29,18 +29,13 @@ typedef struct {
 
 static cuda_impl *impl_of(cis_backend *be) { return (cuda_impl *)be->impl; }
 
-/* Vectors kept room for when the solver did not say: one root, a 24-vector subspace
- * (2 x 24 + 4 + 8). */
-#define CIS_CUDA_DEFAULT_VECTORS 60
-
 static cis_err cuda_attach(cis_backend *be, const cis_hyb *H) {
   cuda_impl *c = impl_of(be);
   CIS_CHECK(H && H->n == be->n, CIS_ERR_INTERNAL,
             "CUDA backend: attaching a matrix of %lld rows to vectors of length %lld",
             H ? (long long)H->n : -1LL, (long long)be->n);
   cis_hyb_cuda_destroy(&c->mat);
-  int64_t nvec = be->nvec_reserve > 0 ? be->nvec_reserve : CIS_CUDA_DEFAULT_VECTORS;
-  c->reserve = nvec * be->n * (int64_t)sizeof(double);
+  c->reserve = CIS_MAX(be->nvec_reserve, (int64_t)0) * be->n * (int64_t)sizeof(double);
   CIS_CALL(cis_hyb_cuda_create2(H, c->budget, c->reserve, 0, c->stream, &c->mat));
   cis_hyb_cuda_set_timing(c->mat, 1);
   return CIS_OK;
