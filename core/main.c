@@ -278,6 +278,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   }
   rep.t_hmat = cis_wtime() - t0;
   rep.h = h;
+  rep.dec = &dec;
   CIS_TRY(cis_plan_check_nroots(&opt, h->n));
   if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, h));
 
