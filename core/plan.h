@@ -1,9 +1,11 @@
 /* cisolve: the run's plan. What the Hamiltonian will hold and where (the host's cache, a GPU:
  * resident, streamed, regenerated), the host and GPU memory that takes, and what one product
  * will cost, decided before anything is built by the rules the run itself applies: the driver
- * takes its decisions through the functions below, the builder and the upload through those
- * the plan calls (cis_hmat_plan_ci / _csr, hamiltonian/hmat.h; cis_place_plan_make,
- * spmv/hyb_place.h). --dry-run prints it (io/report.c, cis_report_plan).
+ * takes its decisions (cis_plan_decide: the host cache, whether a GPU takes every block, the
+ * build's pool, the census, the solver's vectors) from the rules below, one function each, and
+ * executes them; the builder and the upload apply those the plan calls (cis_hmat_plan_ci /
+ * _csr, hamiltonian/hmat.h; cis_place_plan_make, spmv/hyb_place.h). Every run's report prints
+ * the decisions, and --dry-run the whole plan, by the same functions (io/report.c).
  *
  * A plan is plain data: nothing to free. */
 #ifndef CIS_PLAN_H

@@ -54,10 +54,8 @@ typedef struct {
 /* The preconditioner's dense block is the Reference block of the first
  * min(nref, CIS_HMAT_PRECOND_MAX) determinants: it is diagonalised once (O(npre^3) on the host)
  * and applied through two dense products per correction, so a Reference region chosen wide for
- * the storage (--ref-size) does not make the solver's setup and corrections grow with it. (On a
- * 2-core host the 4096 block of OH/6-31G with --ref-size 6000 took 8 s to diagonalise; with a
- * 40000 block, 12.8 GB, H2O/6-31G FCI had not reached its first iteration after 10 minutes on
- * a 16-core host.) */
+ * the storage (--ref-size) does not make the solver's setup and corrections grow with it
+ * (docs/solvers.md gives what larger blocks cost). */
 #define CIS_HMAT_PRECOND_MAX 2048
 
 typedef struct cis_hmat {
