@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   prob.space.kind = level > 0 ? CIS_SPACE_TRUNCATED : CIS_SPACE_FCI;
   prob.space.level = level;
   cis_space_opts so = {0, 0};
-  cis_hmat_opts ho = {.mem_budget = 0}; /* nothing cached: blocks are regenerated below */
+  cis_hmat_opts ho = {.host_cache = 0}; /* nothing cached: blocks are regenerated below */
   if (cis_space_build(&prob.ints, &prob.space, &so, &space)) die();
   if (cis_hmat_build_ci(&prob.ints, space, &ho, &hm)) die();
   const cis_hyb *h = &hm->hyb;

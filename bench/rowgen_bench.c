@@ -158,7 +158,7 @@ static cis_err run_build(const cis_problem *p, const cis_space *s, const bench_o
   CIS_CLEANUP_FUNCTION;
   cis_hmat *h = NULL;
   double *x = NULL, *y = NULL;
-  cis_hmat_opts ho = {.mem_budget = o->budget};
+  cis_hmat_opts ho = {.host_cache = o->budget};
   CIS_TRY(cis_hmat_build_ci(&p->ints, s, &ho, &h));
   printf("\nBuild (%d threads): %.2f s, %.3g elements generated, %ld of %ld blocks cached.\n",
          omp_get_max_threads(), h->stats.t_build, (double)h->stats.elements_generated,

@@ -135,11 +135,10 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
 /* The matrix as the solver's operator on `be`: uploaded to a device backend's GPU, with room
  * kept for the solver's vectors, or applied on the host. */
 static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backend *be,
-                             cis_operator **op) {
+                             int64_t nvec, cis_operator **op) {
   cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
   if (be->is_device)
-    return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, cis_plan_device_vectors(o),
-                                  op);
+    return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, nvec, op);
   return cis_hyb_op_create(&h->hyb, &info, be, op);
 }
 
@@ -200,6 +199,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_backend *be = NULL;
   cis_operator *op = NULL;
   cis_block_sink *pool = NULL;
+  cis_plan_decisions dec;
   cis_eig_result res;
   cis_ckpt ck;
   cis_runctl rc;
@@ -208,6 +208,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_analysis_buf abuf;
   cis_refstates rst;
   memset(&rst, 0, sizeof rst);
+  memset(&dec, 0, sizeof dec);
   memset(&an, 0, sizeof an);
   memset(&abuf, 0, sizeof abuf);
   memset(&ck, 0, sizeof ck);
@@ -258,7 +259,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   cis_report_problem(&rep);
 
   double t0 = cis_wtime();
-  cis_hmat_opts hopt = {.mem_budget = opt.mem, .ref_size = opt.ref_size, .nthreads = opt.threads};
+  cis_hmat_opts hopt;
   double spin_shift = 0.0, spin_s2 = 0.0;
   CIS_TRY(spin_penalty(&opt, &prob, &spin_shift, &spin_s2));
   if (opt.dry_run) { /* the plan, printed: no matrix built, no file written */
@@ -271,15 +272,12 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
     CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
     rep.t_space = cis_wtime() - t0;
-    int64_t ndet = cis_space_ndet(space);
-    /* the budget, the room a GPU offers, the census (core/plan.c says why) */
-    cis_plan_hmat_opts(&opt, ndet, cis_plan_gpu_expected(&opt), &hopt);
+    /* the plan's decisions (core/plan.c says why), executed: the build's options and pool */
+    cis_plan_decide(&opt, cis_space_ndet(space), 1, &dec);
+    cis_plan_hmat_opts(&opt, &dec, &hopt);
     hopt.progress = cis_report_progress(&rep);
-    /* and where the GPU will keep the whole matrix without a host copy, the blocks go to it as
-     * they are generated, so that the upload generates none of them again (the pool declines
-     * where it would not serve; spmv/hyb_cuda.h) */
-    if (hopt.device_bytes > 0) {
-      if (cis_hyb_cuda_op_pool_create(opt.device_index, hopt.device_bytes, &pool) == CIS_OK)
+    if (dec.pool_bytes > 0) {
+      if (cis_hyb_cuda_op_pool_create(opt.device_index, dec.pool_bytes, &pool) == CIS_OK)
         hopt.sink = pool;
       else
         cis_error_clear();
@@ -287,12 +285,14 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     t0 = cis_wtime();
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
-    cis_plan_hmat_opts(&opt, prob.matrix.n, 0, &hopt);
+    cis_plan_decide(&opt, prob.matrix.n, 0, &dec);
+    cis_plan_hmat_opts(&opt, &dec, &hopt);
     hopt.progress = cis_report_progress(&rep);
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
   }
   rep.t_hmat = cis_wtime() - t0;
   rep.h = h;
+  rep.dec = &dec;
   CIS_TRY(cis_plan_check_nroots(&opt, h->n));
   if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, h));
 
@@ -302,7 +302,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.t_device = cis_wtime() - t0;
   rep.be = be;
   t0 = cis_wtime();
-  CIS_TRY(make_operator(&opt, h, be, &op));
+  CIS_TRY(make_operator(&opt, h, be, dec.device_vectors, &op));
   rep.t_upload = cis_wtime() - t0;
   rep.op = op;
   cis_report_matrix(&rep);

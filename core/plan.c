@@ -15,17 +15,20 @@ int cis_plan_gpu_expected(const cis_options *o) {
 }
 
 int64_t cis_plan_host_vectors(const cis_options *o) {
-  int maxsub = cis_eig_max_subspace(o->max_subspace, o->nroots);
-  return 2 * (int64_t)maxsub + 8 * (int64_t)o->nroots + 4;
+  return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND) +
+         cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST);
 }
 
 int64_t cis_plan_device_vectors(const cis_options *o) {
-  int maxsub = cis_eig_max_subspace(o->max_subspace, o->nroots);
-  return 2 * (int64_t)maxsub + 4 * (int64_t)o->nroots + 8;
+  return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND);
 }
 
 int64_t cis_plan_host_budget(const cis_options *o, int64_t n) {
   return cis_hmat_default_budget(n, cis_plan_host_vectors(o));
+}
+
+int64_t cis_plan_host_cache(const cis_options *o, int64_t n) {
+  return o->mem >= 0 ? o->mem : cis_plan_host_budget(o, n);
 }
 
 int64_t cis_plan_gpu_matrix_bytes(const cis_options *o, int64_t n) {
@@ -35,19 +38,49 @@ int64_t cis_plan_gpu_matrix_bytes(const cis_options *o, int64_t n) {
   return CIS_MAX(usable, (int64_t)0);
 }
 
-void cis_plan_hmat_opts(const cis_options *o, int64_t n, int gpu, cis_hmat_opts *h) {
+/* A GPU that will hold the whole matrix keeps it without a host copy (its blocks are
+ * regenerated once, at upload, or sent to it as they are built): by default the host then
+ * caches nothing. One that will not holds the first blocks, and the host caches what it can
+ * for the streamed ones: streaming from a host cache costs less than regenerating them
+ * (docs/BENCHMARKS.md, the streamed products). --mem asks for a host cache. */
+int64_t cis_plan_cache_none_within(const cis_options *o, int64_t n, int ci, int gpu) {
+  if (!ci || !gpu || o->mem >= 0) return 0;
+  return cis_plan_gpu_matrix_bytes(o, n);
+}
+
+/* Where the GPU may keep the whole matrix without a host copy, the blocks go to it as they are
+ * generated, so that the upload generates none of them again; the pool itself declines where
+ * they would not fit (spmv/hyb_cuda.h). */
+int64_t cis_plan_pool_bytes(const cis_options *o, int64_t n, int ci, int gpu) {
+  return cis_plan_cache_none_within(o, n, ci, gpu);
+}
+
+/* The census a GPU upload codes the Expansion values by is taken while the rows are generated,
+ * instead of in a pass of its own; an explicit matrix's upload takes its own. */
+int cis_plan_census(int ci, int gpu) { return ci && gpu; }
+
+void cis_plan_decide(const cis_options *o, int64_t n, int ci, cis_plan_decisions *d) {
+  memset(d, 0, sizeof *d);
+  d->n = n;
+  d->ci = ci;
+  d->gpu = cis_plan_gpu_expected(o);
+  d->host_cache = cis_plan_host_cache(o, n);
+  d->host_cache_asked = o->mem >= 0;
+  d->cache_none_within = cis_plan_cache_none_within(o, n, ci, d->gpu);
+  d->pool_bytes = cis_plan_pool_bytes(o, n, ci, d->gpu);
+  d->census = cis_plan_census(ci, d->gpu);
+  d->host_vectors = cis_plan_host_vectors(o);
+  d->device_vectors = cis_plan_device_vectors(o);
+}
+
+void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_hmat_opts *h) {
   memset(h, 0, sizeof *h);
-  h->mem_budget = o->mem >= 0 ? o->mem : cis_plan_host_budget(o, n);
+  h->host_cache = d->host_cache;
+  h->solver_vectors = d->host_vectors;
   h->ref_size = o->ref_size;
   h->nthreads = o->threads;
-  /* A GPU that will hold the whole matrix keeps it without a host copy (its blocks are
-   * regenerated once, at upload, or sent to it as they are built): by default the host then
-   * caches nothing. One that will not holds the first blocks, and the host caches what it can
-   * for the streamed ones (streaming them from the host cache took 196 ms a product against
-   * 549 ms regenerating them, H2O/6-31G FCI with --gpu-mem 4G on an H100 host). */
-  if (gpu && o->mem < 0) h->device_bytes = cis_plan_gpu_matrix_bytes(o, n);
-  /* the census the GPU's upload needs, taken while the rows are generated */
-  h->census = gpu;
+  h->cache_none_within = d->cache_none_within;
+  h->census = d->census;
 }
 
 cis_err cis_plan_check_nroots(const cis_options *o, int64_t n) {
@@ -80,7 +113,7 @@ static void plan_device(const cis_options *o, cis_plan *pl) {
 }
 
 /* Where the matrix goes on the GPU, and what that takes there. */
-static void plan_gpu(const cis_options *o, const cis_hmat_opts *hopt, cis_plan *pl) {
+static void plan_gpu(const cis_options *o, cis_plan *pl) {
   const cis_hmat_plan *hm = &pl->hm;
   cis_place_input in = {
       .n = hm->n, .boundary = hm->nref, .ell_nnz = hm->nnz_ref, .ell_slots = hm->ell_dev_slots,
@@ -88,9 +121,9 @@ static void plan_gpu(const cis_options *o, const cis_hmat_opts *hopt, cis_plan *
       .block_rows = hm->block_rows, .host_cached = hm->ncached, .dict_size = hm->dict_size,
       .dict_cover = hm->dict_cover, .l2 = pl->gpu.l2, .nthreads = omp_get_max_threads()};
   in.budget = pl->gpu_offer = cis_plan_gpu_matrix_bytes(o, hm->n);
-  if (hopt->device_bytes > 0) { /* the driver offers the build its pool */
+  if (pl->dec.pool_bytes > 0) { /* the build sends its blocks to a pool */
     in.pool_est = hm->build_nnz_exp;
-    in.pool_bytes = hopt->device_bytes;
+    in.pool_bytes = pl->dec.pool_bytes;
   }
   cis_place_plan_make(&in, &pl->place);
   pl->gpu_vectors = cis_plan_device_vectors(o);
@@ -130,20 +163,21 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
   out->threads = omp_get_max_threads();
   out->mem_asked = o->mem >= 0;
   plan_device(o, out);
-  int gpu = cis_plan_gpu_expected(o);
   if (p->kind == CIS_PROBLEM_INTEGRALS) {
     cis_space_opts sopt = {.ref_size = o->ref_size, .nthreads = o->threads};
     CIS_TRY(cis_space_build(&p->ints, &p->space, &sopt, &space));
     int64_t n = cis_space_ndet(space);
     CIS_TRY(cis_plan_check_nroots(o, n));
     snprintf(out->space, sizeof out->space, "%s", cis_space_describe(space));
-    cis_plan_hmat_opts(o, n, gpu, &hopt);
+    cis_plan_decide(o, n, 1, &out->dec);
+    cis_plan_hmat_opts(o, &out->dec, &hopt);
     CIS_TRY(cis_hmat_plan_ci(&p->ints, space, &hopt, spin_shift, spin_s2, &out->hm));
     int norb = p->ints.norb;
     out->input_bytes = (cis_eri_size(norb) + (int64_t)norb * norb) * 8;
     out->space_bytes = cis_space_bytes(space) + out->hm.table_bytes;
   } else {
-    cis_plan_hmat_opts(o, p->matrix.n, 0, &hopt);
+    cis_plan_decide(o, p->matrix.n, 0, &out->dec);
+    cis_plan_hmat_opts(o, &out->dec, &hopt);
     CIS_TRY(cis_hmat_plan_csr(&p->matrix, &hopt, &out->hm));
     CIS_TRY(cis_plan_check_nroots(o, out->hm.n));
     out->input_bytes = p->matrix.nnz * 12 + (p->matrix.n + 1) * 8;
@@ -151,12 +185,12 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     out->space_bytes = p->matrix.n * 16; /* the permutation and the diagonal */
   }
   int64_t n = out->hm.n;
-  /* on a GPU the solver's vectors live there; the host keeps the diagonal, the guess, the
-   * results and a checkpoint's copies of the vectors and their products */
-  out->host_vectors =
-      out->device == CIS_PLAN_GPU ? 4 * (int64_t)o->nroots + 2 : cis_plan_host_vectors(o);
+  /* on a GPU the solver's vectors live there, and the host keeps its copies */
+  out->host_vectors = out->device == CIS_PLAN_GPU
+                          ? cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST)
+                          : cis_plan_host_vectors(o);
   out->vector_bytes = out->host_vectors * n * 8;
-  if (out->device == CIS_PLAN_GPU) plan_gpu(o, &hopt, out);
+  if (out->device == CIS_PLAN_GPU) plan_gpu(o, out);
   out->host_bytes = out->input_bytes + out->space_bytes + out->copy_bytes + out->hm.ell_bytes +
                     out->hm.cached_bytes + out->vector_bytes;
   plan_product(out);

@@ -13,7 +13,6 @@
 #include "spmv/census.h"
 
 #define CIS_BLOCK_TARGET_NNZ ((int64_t)1 << 20)
-#define CIS_DAVIDSON_VECTORS 60 /* one root, a 24-vector subspace, as the backends assume */
 
 int cis_hmat_nthreads(int n) { return n > 0 ? n : omp_get_max_threads(); }
 
@@ -33,9 +32,10 @@ int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors) {
 }
 
 /* The budget asked for, or the default less the resident ELL block. */
-int64_t cis_hmat_resolve_budget(int64_t asked, int64_t n, int64_t ell_bytes) {
-  if (asked >= 0) return asked;
-  return CIS_MAX((int64_t)0, cis_hmat_default_budget(n, CIS_DAVIDSON_VECTORS) - ell_bytes);
+int64_t cis_hmat_resolve_budget(const cis_hmat_opts *opts, int64_t n, int64_t ell_bytes) {
+  if (opts && opts->host_cache >= 0) return opts->host_cache;
+  int64_t nvec = opts ? opts->solver_vectors : 0;
+  return CIS_MAX((int64_t)0, cis_hmat_default_budget(n, nvec) - ell_bytes);
 }
 
 int64_t cis_hmat_block_bytes(int64_t nrows, int64_t nnz) {
@@ -388,10 +388,10 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
   d->nblocks = (n + d->block_rows - 1) / d->block_rows;
   /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
   d->ell_est = ell_estimate(n, d->ref_row);
-  d->budget = cis_hmat_resolve_budget(opts ? opts->mem_budget : -1, n, d->ell_est);
+  d->budget = cis_hmat_resolve_budget(opts, n, d->ell_est);
   int64_t exp_bytes = cis_hmat_block_bytes(n, (int64_t)(d->exp_row * (double)n));
-  d->gpu_holds_all = opts && opts->device_bytes > 0 && exp_bytes <= opts->device_bytes;
-  if (d->gpu_holds_all) d->budget = 0;
+  d->cache_none = opts && opts->cache_none_within > 0 && exp_bytes <= opts->cache_none_within;
+  if (d->cache_none) d->budget = 0;
   return CIS_OK;
 }
 

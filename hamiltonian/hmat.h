@@ -3,7 +3,7 @@
  * cis_hmat_build_ci: Slater-Condon matrix elements over `space` (borrowed, must outlive the
  * hmat), generated row block by row block on OpenMP threads through alpha/beta string link
  * tables. Reference columns go to the resident ELL block; Expansion rows to CSR blocks, kept
- * while `mem_budget` allows and regenerated on the fly (hyb.regen) otherwise.
+ * while `host_cache` allows and regenerated on the fly (hyb.regen) otherwise.
  *
  * cis_hmat_build_csr: an explicit symmetric matrix. It is permuted so that the lowest diagonal
  * element of each connected component comes first (the components with the lowest ones, at most
@@ -22,23 +22,26 @@
 #include "spmv/hyb.h"
 
 typedef struct {
-  int64_t mem_budget; /* bytes for cached Expansion blocks; < 0 = default (see hmat.c) */
+  int64_t host_cache; /* bytes for cached Expansion blocks; < 0: the default,
+                         cis_hmat_default_budget with solver_vectors, less the ELL block */
   int64_t ref_size;   /* explicit matrices only: Reference region size; 0 = automatic */
   int64_t block_rows; /* rows per Expansion block; 0 = automatic */
   int nthreads;       /* 0 = OpenMP default */
-  int census;         /* CI matrices: take the census of the Expansion rows for a GPU upload
-                         while they are generated (hyb.census, spmv/census.h), with a value
-                         dictionary chosen from a sample of rows first */
-  int64_t device_bytes; /* CI matrices, > 0: the bytes a GPU offers the matrix. When the
-                         Expansion blocks fit in them (by the sampled row length, at 12 bytes
-                         an entry), none is cached on the host whatever mem_budget says: the
-                         GPU holds them all, sent to it as they are generated (sink) or
-                         regenerated once at upload */
+  int census;         /* CI matrices: take the census of the Expansion rows while they are
+                         generated (hyb.census, spmv/census.h), with a value dictionary chosen
+                         from a sample of rows first, for a later store that codes them */
+  int64_t solver_vectors; /* with host_cache < 0: the n-length vectors the default leaves to
+                         the solver (the caller's count, solver/eigs.h cis_eig_vectors) */
+  int64_t cache_none_within; /* CI matrices, > 0: when the Expansion blocks fit in this many
+                         bytes (by the sampled row length, at 12 bytes an entry), the host caches
+                         none of them whatever host_cache says: the caller has another store
+                         that takes them all (sent there as they are generated through `sink`,
+                         or regenerated once when they are stored) */
   cis_block_sink *sink; /* CI matrices with a census, optional: each Expansion block is sent
                          there as it is generated (spmv/hyb.h); when the sink takes them,
-                         hyb.sink keeps it for the upload */
+                         hyb.sink keeps it for the store */
   cis_progress *progress; /* optional: told how the pass over the rows advances (CI matrices),
-                         and kept in hyb.progress for the upload's passes */
+                         and kept in hyb.progress for later passes */
 } cis_hmat_opts;
 
 typedef struct {
@@ -51,10 +54,8 @@ typedef struct {
 /* The preconditioner's dense block is the Reference block of the first
  * min(nref, CIS_HMAT_PRECOND_MAX) determinants: it is diagonalised once (O(npre^3) on the host)
  * and applied through two dense products per correction, so a Reference region chosen wide for
- * the storage (--ref-size) does not make the solver's setup and corrections grow with it. (On a
- * 2-core host the 4096 block of OH/6-31G with --ref-size 6000 took 8 s to diagonalise; with a
- * 40000 block, 12.8 GB, H2O/6-31G FCI had not reached its first iteration after 10 minutes on
- * a 16-core host.) */
+ * the storage (--ref-size) does not make the solver's setup and corrections grow with it
+ * (docs/solvers.md gives what larger blocks cost). */
 #define CIS_HMAT_PRECOND_MAX 2048
 
 typedef struct cis_hmat {
@@ -93,8 +94,8 @@ void cis_hmat_destroy(cis_hmat **h);
 /* The default memory budget for cached Expansion blocks: three quarters of the host memory the
  * process may still take (cis_host_mem_available: free memory, cgroup limits, RLIMIT_AS and
  * RLIMIT_DATA) less `nvectors` n-length vectors for the solver (never negative). The
- * builders use it, with 60 vectors and less the ELL block, when mem_budget < 0; the driver passes
- * it with the vectors its options imply. */
+ * builders use it, with opts->solver_vectors and less the ELL block, when host_cache < 0; a
+ * caller's plan (core/plan.c) passes it with the vectors its options imply. */
 int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors);
 
 /* What a build with these options would store, without building (--dry-run): the build's own
@@ -112,12 +113,13 @@ typedef struct {
   /* the build's decisions */
   int64_t block_rows, nblocks;
   int64_t budget;          /* bytes for cached Expansion blocks, as the build applies it */
-  int gpu_holds_all;       /* budget 0: the GPU offers room for every block (device_bytes) */
-  int64_t build_nnz_exp;   /* the Expansion entries the build's own sample predicts (what the
-                              GPU's room and the build's pool are measured against) */
+  int cache_none;          /* budget 0: every block fits in opts->cache_none_within */
+  int64_t build_nnz_exp;   /* the Expansion entries the build's own sample predicts (what
+                              cache_none_within and a sink's room are measured against) */
   int64_t ell_slots;       /* the resident ELL block's entries, padding included (a CI matrix:
                               estimated from sampled slices), */
-  int64_t ell_dev_slots;   /* the same with a GPU's slice widths (spmv/hyb_place.h), */
+  int64_t ell_dev_slots;   /* the same with the device layout's slice widths
+                              (spmv/hyb_place.h cis_place_slice_width), */
   int64_t ell_nslices;     /* its slices */
   int64_t ell_bytes;       /* and its bytes on the host */
   int64_t table_bytes;     /* the row generator's string link tables (CI) */

@@ -150,9 +150,8 @@ void cis_hmat_csr_decide(const cis_csr *m, const int64_t *perm, const int64_t *i
   int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
   d->block_rows =
       opts && opts->block_rows > 0 ? opts->block_rows : cis_hmat_auto_block_rows(n, d->nnz_exp, nt);
-  d->budget = opts ? opts->mem_budget : -1;
   d->ell_est = 12 * (m->nnz - d->nnz_exp); /* 12 bytes a Reference entry, before padding */
-  if (d->budget < 0) d->budget = cis_hmat_resolve_budget(-1, n, d->ell_est);
+  d->budget = cis_hmat_resolve_budget(opts, n, d->ell_est);
   d->need = csr_need(m, perm, inv, d->nref, d->block_rows);
 }
 

@@ -41,8 +41,8 @@ static int64_t links_bytes(const cis_links *l, int64_t nstr) {
          l->d_ptr[nstr] * (int64_t)sizeof(cis_link2);
 }
 
-/* The value dictionary a GPU build chooses before its pass (cis_census_init on the blocks it is
- * about to generate, regenerated for the sample), to plan the coded entries by. */
+/* The value dictionary a build with a census chooses before its pass (cis_census_init on the
+ * blocks it is about to generate, regenerated for the sample), to plan the coded entries by. */
 static cis_err plan_dictionary(cis_hmat_plan *p, const cis_rowgen *g) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -65,9 +65,9 @@ cleanup:
   return err;
 }
 
-/* The sliced ELL's entries, with the host's and a GPU's slice widths, from CIS_PLAN_SLICES
- * slices spread evenly over the rows (every slice where there are no more): each is as wide as
- * its row with the most Reference entries. */
+/* The sliced ELL's entries, with the host's slice widths and the device layout's, from
+ * CIS_PLAN_SLICES slices spread evenly over the rows (every slice where there are no more): each
+ * is as wide as its row with the most Reference entries. */
 static cis_err plan_ell(cis_hmat_plan *p, const cis_rowgen *g, int nt) {
   int64_t n = p->n, ns = p->ell_nslices, m = CIS_MIN(ns, (int64_t)CIS_PLAN_SLICES);
   int64_t host = 0, dev = 0;
@@ -135,7 +135,7 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
   out->block_rows = dec.block_rows;
   out->nblocks = dec.nblocks;
   out->budget = dec.budget;
-  out->gpu_holds_all = dec.gpu_holds_all;
+  out->cache_none = dec.cache_none;
   out->build_nnz_exp = (int64_t)(dec.exp_row * (double)n);
   int64_t m = out->nsample = CIS_MIN(n, (int64_t)CIS_PLAN_SAMPLE);
   double ref_row, exp_row, busy = 0.0;

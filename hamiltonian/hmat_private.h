@@ -27,7 +27,7 @@ typedef struct {
 /* Uniform Expansion blocks of about 2^20 entries, at least 8 per thread when rows allow. */
 int64_t cis_hmat_auto_block_rows(int64_t n, int64_t nnz_exp, int nt);
 /* The budget asked for, or the default less the resident ELL block. */
-int64_t cis_hmat_resolve_budget(int64_t asked, int64_t n, int64_t ell_bytes);
+int64_t cis_hmat_resolve_budget(const cis_hmat_opts *opts, int64_t n, int64_t ell_bytes);
 /* The preconditioner's dense block (h->hpp, h->npre) from the ELL rows. */
 cis_err cis_hmat_make_hpp(cis_hmat *h);
 /* The OpenMP threads of `n` asked (0: the default). */
@@ -47,12 +47,12 @@ cis_err cis_hmat_sample_rows(const cis_rowgen *g, int64_t m, int nt, double *ref
                              double *busy);
 
 /* What a CI build decides before its pass, from its sample of CIS_BUILD_SAMPLE rows: the block
- * size, the ELL block's estimated bytes, the budget for cached blocks (0 when the GPU offers
- * room for every block, cis_hmat_opts.device_bytes). */
+ * size, the ELL block's estimated bytes, the budget for cached blocks (0 when every block fits
+ * in cis_hmat_opts.cache_none_within). */
 typedef struct {
   double ref_row, exp_row; /* the sample's entries per row */
   int64_t block_rows, nblocks, ell_est, budget;
-  int gpu_holds_all;
+  int cache_none;
 } cis_hmat_ci_decision;
 cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
                            cis_hmat_ci_decision *d);

@@ -30,6 +30,51 @@ void cis_report_problem(const cis_report *r) {
   fflush(stdout);
 }
 
+/* ---- the plan's decisions: one way of printing them, for a run and for --dry-run ---------- */
+
+/* Why the host cache has the budget it has: --mem, the GPU taking every block (sent to it as
+ * they are built, through the pool, or regenerated once at upload), or the default and what
+ * bounded it (the machine's memory, a cgroup or an address-space limit). */
+static const char *budget_why(const cis_plan_decisions *d, int cache_none, int pool, char *buf,
+                              size_t cap) {
+  if (d->host_cache_asked) return "--mem";
+  if (cache_none)
+    return pool ? "default on a GPU: the GPU holds the matrix, sent to it as it is built; --mem "
+                  "for a host cache"
+                : "default on a GPU: the GPU holds the matrix, regenerated at upload; --mem for "
+                  "a host cache";
+  cis_host_mem hm;
+  cis_host_mem_probe("", &hm);
+  snprintf(buf, cap, "default: 3/4 of the available memory less the solver's vectors");
+  if (hm.least != hm.meminfo)
+    snprintf(buf, cap, "default: 3/4 of what %s leaves, less the solver's vectors", hm.bound);
+  return buf;
+}
+
+/* The solver's n-length vectors (solver/eigs.h cis_eig_vectors): where the solver works (a
+ * GPU's memory, where the backend keeps room for them, or the host's) and the host's copies;
+ * with --verbose, what they are. */
+static void report_vectors(const cis_report *r, const cis_plan_decisions *d, int on_gpu) {
+  char b1[32];
+  int64_t host = d->host_vectors - d->device_vectors;
+  if (on_gpu)
+    printf("solver vectors   %lld of length %lld on the GPU (%s, room kept when the matrix is "
+           "placed), %lld copies on the host\n",
+           (long long)d->device_vectors, (long long)d->n,
+           cis_format_bytes((double)(d->device_vectors * d->n * 8), b1, sizeof b1),
+           (long long)host);
+  else
+    printf("solver vectors   %lld of length %lld in host memory (%s), %lld of them copies\n",
+           (long long)d->host_vectors, (long long)d->n,
+           cis_format_bytes((double)(d->host_vectors * d->n * 8), b1, sizeof b1),
+           (long long)host);
+  if (r->opt->verbose)
+    printf("                 at most, over the run: the Davidson basis and its products, Ritz "
+           "vectors, residuals and scratch (or Lanczos's basis, or the lowest-state check's "
+           "search); the copies: the results, a checkpoint's vectors and products, a "
+           "restart's\n");
+}
+
 void cis_report_matrix(const cis_report *r) {
   if (quiet(r)) return;
   const cis_hmat *h = r->h;
@@ -60,26 +105,17 @@ void cis_report_matrix(const cis_report *r) {
            cis_format_bytes((double)h->stats.ell_bytes, b1, sizeof b1), (long long)y->ncached,
            (long long)y->nblocks, cis_format_bytes((double)h->stats.cached_bytes, b2, sizeof b2),
            cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
-  /* what bounded the default: the machine's memory, a cgroup or an address-space limit */
-  cis_host_mem hm;
-  cis_host_mem_probe("", &hm);
-  char deflt[200] = "default: 3/4 of the available memory less the solver's vectors";
-  if (hm.least != hm.meminfo)
-    snprintf(deflt, sizeof deflt, "default: 3/4 of what %s leaves, less the solver's vectors",
-             hm.bound);
-  const char *why = r->opt->mem >= 0 ? "--mem"
-                    : h->stats.budget == 0 && r->opt->device != CIS_DEVICE_CPU && h->space
-                        ? (y->sink ? "default on a GPU: the GPU holds the matrix, sent to it as "
-                                     "it was built; --mem for a host cache"
-                                   : "default on a GPU: the GPU holds the matrix, regenerated at "
-                                     "upload; --mem for a host cache")
-                        : deflt;
+  char deflt[200];
+  const cis_plan_decisions *d = r->dec;
+  const char *why = budget_why(d, h->stats.budget == 0 && d->cache_none_within > 0 && h->space,
+                               y->sink != NULL, deflt, sizeof deflt);
   printf("budget           %s (%s)\n", cis_format_bytes((double)h->stats.budget, b1, sizeof b1),
          why);
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
   printf("device           %s\n", r->be->desc);
   cis_operator_report(r->op, stdout);
+  report_vectors(r, d, r->be->is_device);
   printf("\n%5s %5s %6s  %-20s %-10s %s\n", "iter", "basis", "conv", "lowest energy (Eh)",
          "max |r|", "");
   fflush(stdout);
@@ -328,18 +364,14 @@ static void plan_nonzeros(const cis_plan *pl) {
 
 static void plan_host(const cis_plan *pl) {
   const cis_hmat_plan *hm = &pl->hm;
-  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-  const char *why = pl->mem_asked ? "--mem"
-                    : hm->gpu_holds_all
-                        ? "default on a GPU that will hold every block: none; --mem for a host "
-                          "cache"
-                        : "default: 3/4 of the available memory less the solver's vectors";
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], deflt[200];
+  const char *why = budget_why(&pl->dec, hm->cache_none, pl->place.pool, deflt, sizeof deflt);
   printf("host cache       budget %s (%s): ", cis_format_bytes((double)hm->budget, b1, sizeof b1),
          why);
   if (!pl->space[0] && hm->need > hm->budget)
     printf("too small for the Expansion blocks' %s: a run stops with exit code 4\n",
            cis_format_bytes((double)hm->need, b2, sizeof b2));
-  else if (hm->ncached == 0 && hm->gpu_holds_all)
+  else if (hm->ncached == 0 && hm->cache_none)
     printf("none of the %lld Expansion blocks of %lld rows cached: the GPU holds them\n",
            (long long)hm->nblocks, (long long)hm->block_rows);
   else if (hm->ncached == hm->nblocks)
@@ -476,6 +508,7 @@ void cis_report_plan(const cis_report *r, const cis_plan *pl) {
   plan_host(pl);
   if (pl->device == CIS_PLAN_GPU)
     plan_gpu_lines(pl, r->opt->gpu_mem > 0 && pl->gpu_offer == r->opt->gpu_mem);
+  report_vectors(r, &pl->dec, pl->device == CIS_PLAN_GPU);
   if (!(!pl->space[0] && hm->need > hm->budget)) plan_cost(pl);
   fflush(stdout);
 }

@@ -29,6 +29,7 @@ typedef struct {
   const cis_hmat *h;
   const cis_backend *be;
   const cis_operator *op; /* the solver's operator (its report: a GPU's placement) */
+  const cis_plan_decisions *dec; /* the plan's decisions (core/plan.h), printed with the matrix */
   double t_start;         /* cis_wtime() at program start */
   double t_space, t_hmat; /* seconds to build the space and the matrix */
   double t_upload;        /* seconds to make the operator (a GPU: the upload) */
@@ -43,6 +44,8 @@ typedef struct {
 } cis_report;
 
 void cis_report_problem(const cis_report *r);
+/* The matrix as built and placed, with the plan's decisions (r->dec): the host cache, its
+ * budget and why, the backend's placement, the solver's vectors. */
 void cis_report_matrix(const cis_report *r);
 /* The solver's per-iteration callback (ctx = cis_report*); never asks to stop. */
 int cis_report_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
@@ -50,7 +53,8 @@ int cis_report_iter(void *ctx, int iter, int k, const double *evals, const doubl
 void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2);
 /* The listener to give long passes (cis_hmat_opts.progress), NULL with --quiet. */
 cis_progress *cis_report_progress(cis_report *r);
-/* The plan of the run (--dry-run): sizes, memory, placement, the cost of a product. */
+/* The plan of a --dry-run: sizes, memory, placement, the cost of a product; a decision a run
+ * prints too (the budget and why, the solver's vectors) is printed by the same function. */
 void cis_report_plan(const cis_report *r, const cis_plan *pl);
 
 #endif

@@ -20,6 +20,16 @@ int cis_eig_max_subspace(int asked, int nroots) {
   return asked > 0 ? asked : CIS_MAX(8 * nroots, 24);
 }
 
+int64_t cis_eig_vectors(int nroots, int max_subspace, cis_eig_where where) {
+  int64_t K = nroots, m = CIS_MAX((int64_t)cis_eig_max_subspace(max_subspace, nroots), 2 * K);
+  if (where == CIS_EIG_HOST) return 7 * K + 1;
+  int64_t check_m = cis_eig_max_subspace(0, 2);
+  int64_t davidson = 2 * m + 4 * K + 1;
+  int64_t lanczos = 2 * CIS_MAX(m, 2 * K + 8) + 2 * K;
+  int64_t check = 2 * check_m + 4 * 2 + 1 + K;
+  return CIS_MAX(davidson, CIS_MAX(lanczos, check));
+}
+
 void cis_eig_result_free(cis_eig_result *r) {
   if (!r) return;
   cis_free(&r->evals);

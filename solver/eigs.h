@@ -84,6 +84,26 @@ typedef struct {
 void cis_eig_opts_default(cis_eig_opts *o, int nroots);
 /* The basis size before a collapse: `asked` when positive, else the default max(8K, 24). */
 int cis_eig_max_subspace(int asked, int nroots);
+
+/* Where the n-length vectors of a solve live. */
+typedef enum {
+  CIS_EIG_BACKEND = 0, /* on the backend (a GPU's memory, or the host's with the CPU backend) */
+  CIS_EIG_HOST         /* host copies, on every backend */
+} cis_eig_where;
+
+/* The n-length vectors a run's solves hold at most, with `nroots` (K) roots and the basis
+ * `max_subspace` (0: the default; m below, at least 2K), the largest of the phases, counted
+ * from what the solvers allocate:
+ *  - CIS_EIG_BACKEND: Davidson (davidson.c dav_alloc): the basis and its products (2m), the
+ *    Ritz vectors and residuals (2K), the collapse's scratch (2K), the diagonal (1). Lanczos
+ *    (lanczos.c): the basis (m' + 1, m' = max(m, 2K + 8)), the vectors a restart keeps (fewer
+ *    than m'), a checkpoint's X and H X (2K). The lowest-state check (rootcheck.c): a deflated
+ *    search of two vectors with the default basis (2 x 24 + 8 + 1) against the K roots (K); the
+ *    union of the roots with the states found (3K and two a state found) is smaller.
+ *  - CIS_EIG_HOST: the result's vectors (K); a checkpoint's X and H X while one is written
+ *    (2K); a restart's, read, for the whole run (2K); the check's included roots and their
+ *    products while it converges again (2K); a random or start vector (1). */
+int64_t cis_eig_vectors(int nroots, int max_subspace, cis_eig_where where);
 void cis_eig_result_free(cis_eig_result *r);
 /* Fill res for K roots of length n: allocate its arrays (evecs left for the caller to write) and
  * copy the Ritz values, residual norms and flags; all_converged is their conjunction. */

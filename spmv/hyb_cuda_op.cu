@@ -166,7 +166,7 @@ extern "C" cis_err cis_hyb_cuda_op_create(const cis_hyb *H, const cis_operator_i
   CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&c, 1, sizeof *c, "GPU operator"));
   c->budget = budget;
-  c->reserve = (nvec > 0 ? nvec : CIS_HYB_CUDA_OP_VECTORS) * be->n * (int64_t)sizeof(double);
+  c->reserve = (nvec > 0 ? nvec : 0) * be->n * (int64_t)sizeof(double);
   c->stream = cis_backend_cuda_stream(be);
   CIS_TRY(cis_hyb_cuda_create2(H, c->budget, c->reserve, 0, c->stream, &c->mat));
   cis_hyb_cuda_set_timing(c->mat, 1);

@@ -7,7 +7,8 @@
  * cis_hyb_cuda_op_create: the resident parts uploaded to the CUDA backend's device
  * (spmv/hyb_cuda.h), the rest streamed in every product, on the backend's stream. budget
  * (bytes, <= 0: 95% of the device's free memory) bounds what the matrix takes; nvec n-length
- * vectors (the solver's, <= 0: CIS_HYB_CUDA_OP_VECTORS) are kept free beside it. Its report
+ * vectors (the solver's: solver/eigs.h cis_eig_vectors, through the plan; 0: none) are kept
+ * free beside it. Its report
  * says where the matrix was placed and how the products' time split. Without CUDA:
  * CIS_ERR_NOT_COMPILED.
  *
@@ -25,10 +26,6 @@
 
 cis_err cis_hyb_op_create(const cis_hyb *H, const cis_operator_info *info, cis_backend *be,
                           cis_operator **out);
-
-/* Vectors kept room for when the caller does not say: one root, a 24-vector subspace
- * (2 x 24 + 4 + 8). */
-#define CIS_HYB_CUDA_OP_VECTORS 60
 
 cis_err cis_hyb_cuda_op_create(const cis_hyb *H, const cis_operator_info *info,
                                cis_backend *be, int64_t budget, int64_t nvec,

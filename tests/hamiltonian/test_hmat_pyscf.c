@@ -385,7 +385,7 @@ static int run(const char *path, int argc, char **argv) {
   memset(&r, 0, sizeof r);
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
   cis_space_opts so = {0, 0};
-  cis_hmat_opts ho = {.mem_budget = -1};
+  cis_hmat_opts ho = {.host_cache = -1};
   rec_sink sink = {.base = {rec_begin, rec_block}};
   int expect_streamed = 0;
   long expect_cached = -1;
@@ -397,7 +397,7 @@ static int run(const char *path, int argc, char **argv) {
     } else if (!strcmp(argv[a], "--ref-size") && a + 1 < argc) {
       so.ref_size = atol(argv[++a]);
     } else if (!strcmp(argv[a], "--budget") && a + 1 < argc) {
-      ho.mem_budget = atol(argv[++a]);
+      ho.host_cache = atol(argv[++a]);
     } else if (!strcmp(argv[a], "--block-rows") && a + 1 < argc) {
       ho.block_rows = atol(argv[++a]);
     } else if (!strcmp(argv[a], "--expect-streamed")) {

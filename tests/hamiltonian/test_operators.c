@@ -202,7 +202,7 @@ static void explicit_refused(void) {
   int32_t col[4] = {0, 1, 0, 1};
   double val[4] = {1.0, 0.5, 0.5, 2.0};
   cis_csr m = {.n = 2, .nnz = 4, .rowptr = rp, .col = col, .val = val};
-  cis_hmat_opts ho = {.mem_budget = 1 << 20};
+  cis_hmat_opts ho = {.host_cache = 1 << 20};
   cis_hmat *h = NULL;
   cis_operator *op = NULL;
   cis_backend *b2 = NULL;
@@ -231,8 +231,8 @@ static int run_chem(const char *path, int spin2, double shift) {
   memset(&p, 0, sizeof p);
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
   cis_space_opts so7 = {7, 0};
-  cis_hmat_opts all = {.mem_budget = (int64_t)1 << 30};
-  cis_hmat_opts none = {.mem_budget = 0, .block_rows = 32};
+  cis_hmat_opts all = {.host_cache = (int64_t)1 << 30};
+  cis_hmat_opts none = {.host_cache = 0, .block_rows = 32};
   double s2 = 0.25 * spin2 * (spin2 + 2);
   if (cis_input_read(path, &p) || cis_space_build(&p.ints, &spec, &so7, &s7) ||
       cis_hmat_build_ci_penalty(&p.ints, s7, &all, shift, s2, &hc) ||

@@ -1,6 +1,7 @@
 /* Determinant spaces: truncated-space sizes against the combinatorial formula, membership
  * against brute force over the FCI space, the Reference-region order, input errors, and the
- * explicit-matrix path (permutation, budget error). */
+ * explicit-matrix path (permutation, budget error), and the build's cache decisions (a caller's
+ * store taking every block: none cached; the default budget with the caller's vectors). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +190,7 @@ static void test_explicit(void) {
   int32_t col[11] = {0, 1, 3, 0, 1, 2, 4, 0, 3, 2, 4};
   double val[11] = {3, .5, .125, .5, 1, 2, -.25, .125, 5, -.25, 4};
   cis_csr m = {5, 11, rp, col, val};
-  cis_hmat_opts o = {.mem_budget = -1, .ref_size = 2};
+  cis_hmat_opts o = {.host_cache = -1, .ref_size = 2};
   cis_hmat *h = NULL;
   cis_csr out = {0};
   if (cis_hmat_build_csr(&m, &o, &h) || cis_hmat_to_csr(h, &out)) {
@@ -210,12 +211,52 @@ static void test_explicit(void) {
   EXPECT(h->hpp[0] == 1 && h->hpp[1 + 2 * 0] == 0 && h->hpp[3] == 2, "Reference block");
   cis_csr_free(&out);
   cis_hmat_destroy(&h);
-  o.mem_budget = 10;
+  o.host_cache = 10;
   cis_err e = cis_hmat_build_csr(&m, &o, &h);
   printf("expected error: %s\n", cis_error_message());
   EXPECT(e == CIS_ERR_NOMEM && h == NULL && strstr(cis_error_message(), "at least"),
          "budget too small not reported");
   cis_error_clear();
+}
+
+/* The build's cache decisions, and the plan's (cis_hmat_plan_ci) the same: every block fits in
+ * cache_none_within, so none is cached whatever host_cache says; a bound below the blocks
+ * leaves host_cache in force; host_cache < 0 takes the default less the caller's vectors (so
+ * many here that nothing is left for the cache). */
+static void test_cache_decisions(void) {
+  cis_integrals in;
+  random_ints(&in, 10, 3, 3, 3);
+  cis_space_spec spec = {.kind = CIS_SPACE_FCI};
+  cis_space_opts so = {20, 0};
+  cis_space *s = NULL;
+  if (cis_space_build(&in, &spec, &so, &s)) {
+    EXPECT(0, "FCI build: %s", cis_error_message());
+    return;
+  }
+  int64_t within[3] = {(int64_t)1 << 40, 100, 0}, cache[3] = {1 << 30, 1 << 30, -1};
+  for (int c = 0; c < 3; c++) {
+    cis_hmat_opts o = {.host_cache = cache[c], .block_rows = 64, .cache_none_within = within[c],
+                       .solver_vectors = (int64_t)1 << 40};
+    cis_hmat *h = NULL;
+    cis_hmat_plan pl;
+    if (cis_hmat_build_ci(&in, s, &o, &h) || cis_hmat_plan_ci(&in, s, &o, 0.0, 0.0, &pl)) {
+      EXPECT(0, "build %d: %s", c, cis_error_message());
+      cis_hmat_destroy(&h);
+      continue;
+    }
+    int64_t want = c == 1 ? cache[c] : 0, cached = c == 1 ? h->hyb.nblocks : 0;
+    printf("cache_none_within %lld, host_cache %lld: budget %lld, %lld of %lld blocks cached\n",
+           (long long)within[c], (long long)cache[c], (long long)h->stats.budget,
+           (long long)h->hyb.ncached, (long long)h->hyb.nblocks);
+    EXPECT(h->stats.budget == want && h->hyb.ncached == cached, "case %d: budget %lld, %lld "
+           "cached", c, (long long)h->stats.budget, (long long)h->hyb.ncached);
+    EXPECT(pl.cache_none == (c == 0) && pl.budget == h->stats.budget, "case %d: plan %d/%lld", c,
+           pl.cache_none, (long long)pl.budget);
+    cis_hmat_destroy(&h);
+  }
+  cis_space_destroy(&s);
+  free(in.h1e);
+  free(in.eri);
 }
 
 int main(void) {
@@ -227,5 +268,6 @@ int main(void) {
   test_multiref();
   test_errors();
   test_explicit();
+  test_cache_decisions();
   return cis_test_summary();
 }

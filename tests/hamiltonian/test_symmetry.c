@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
            y.orbsym_bits);
     cis_space_spec spec = {.kind = CIS_SPACE_FCI};
     cis_space_opts so = {0, 0};
-    cis_hmat_opts ho = {.mem_budget = 1 << 30};
+    cis_hmat_opts ho = {.host_cache = 1 << 30};
     cis_space *s = NULL;
     cis_hmat *h = NULL;
     cis_refstates st;
