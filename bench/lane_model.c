@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/space.h"
 #include "io/input.h"

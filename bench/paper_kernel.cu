@@ -5,10 +5,10 @@
 #include <vector>
 
 extern "C" {
-#include "core/util.h"
+#include "base/util.h"
 }
 #include "bench/paper_kernel.h"
-#include "kernels/cuda_check.cuh"
+#include "base/cuda_check.cuh"
 #include "spmv/hyb_kernels.cuh"
 
 /* The 2018 paper's kernel, Algorithm 7, as published: a warp per row, the ELL region reduced

@@ -13,7 +13,7 @@
 #include <cuda_runtime_api.h>
 
 extern "C" {
-#include "core/error.h"
+#include "base/error.h"
 #include "spmv/hyb.h"
 }
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/rowgen.h"
 #include "io/input.h"

@@ -61,13 +61,13 @@
 
 extern "C" {
 #include "bench/synth.h"
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/space.h"
 #include "io/input.h"
 #include "spmv/valdict.h"
 }
-#include "kernels/cuda_check.cuh"
+#include "base/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
 #include "bench/paper_kernel.h"
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 #define SYNTH_SLICE 32
 #define SYNTH_BLOCK_NNZ ((int64_t)1 << 22)

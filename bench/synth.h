@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "spmv/hyb.h"
 
 typedef struct {

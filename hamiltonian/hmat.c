@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat_private.h"
 #include "hamiltonian/rowgen.h"
 #include "spmv/census.h"
@@ -117,7 +117,7 @@ typedef struct {
   int64_t budget, used, first_refused;
   cis_census *census;  /* NULL, or counts each block as it is generated */
   cis_block_sink *sink; /* NULL, or takes each block and counts it (spmv/hyb.h) */
-  cis_progress *progress; /* NULL, or told the rows done (core/progress.h) */
+  cis_progress *progress; /* NULL, or told the rows done (base/progress.h) */
 } build_state;
 
 /* The build samples CIS_BUILD_SAMPLE rows to choose its block size and default budget before

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "core/problem.h"
+#include "base/problem.h"
 #include "hamiltonian/space.h"
 #include "spmv/hyb.h"
 
@@ -95,7 +95,7 @@ void cis_hmat_destroy(cis_hmat **h);
  * process may still take (cis_host_mem_available: free memory, cgroup limits, RLIMIT_AS and
  * RLIMIT_DATA) less `nvectors` n-length vectors for the solver (never negative). The
  * builders use it, with opts->solver_vectors and less the ELL block, when host_cache < 0; a
- * caller's plan (core/plan.c) passes it with the vectors its options imply. */
+ * caller's plan (app/plan.c) passes it with the vectors its options imply. */
 int64_t cis_hmat_default_budget(int64_t n, int64_t nvectors);
 
 /* What a build with these options would store, without building (--dry-run): the build's own

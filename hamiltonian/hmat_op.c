@@ -3,7 +3,7 @@
 
 #include <omp.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat_private.h"
 
 typedef struct {

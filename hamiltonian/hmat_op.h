@@ -14,7 +14,7 @@
 #ifndef CIS_HMAT_OP_H
 #define CIS_HMAT_OP_H
 
-#include "core/error.h"
+#include "base/error.h"
 #include "hamiltonian/hmat.h"
 #include "kernels/operator.h"
 

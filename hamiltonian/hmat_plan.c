@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat_private.h"
 #include "spmv/census.h"
 #include "spmv/hyb_place.h"

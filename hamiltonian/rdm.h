@@ -11,7 +11,7 @@
 #ifndef CIS_RDM_H
 #define CIS_RDM_H
 
-#include "core/error.h"
+#include "base/error.h"
 #include "hamiltonian/space.h"
 
 cis_err cis_rdm1(const cis_space *s, int k, const double *C, double *rdm);

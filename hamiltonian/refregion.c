@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/space_impl.h"
 
 /* Symmetry blocks given a determinant of their own in the region, at most. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 /* Row scratch for regeneration, one slot per thread of the default team: a product
  * regenerates many blocks per call (and the squared spin penalty's diagonal needs scratch per

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 cis_err cis_sc_init(const cis_integrals *ints, cis_sc *sc) {
   cis_err err = CIS_OK;

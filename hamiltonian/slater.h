@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "core/problem.h"
+#include "base/problem.h"
 
 #define CIS_SC_VPP_MAX 64
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/slater.h"
 #include "hamiltonian/space_impl.h"
 

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "core/problem.h"
+#include "base/problem.h"
 
 typedef struct cis_space cis_space;
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/problem.h"
-#include "core/util.h"
+#include "base/problem.h"
+#include "base/util.h"
 
 #define CIS_MAX_INDEX ((int64_t)0x7fffffff)
 

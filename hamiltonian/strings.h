@@ -1,7 +1,7 @@
 /* cisolve: occupation bit strings of one spin (private to hamiltonian/).
  *
  * A string of norb orbitals is nw = cis_nwords(norb) uint64 words; orbital p is bit p % 64 of
- * word p / 64 (core/problem.h). Strings compare as nw-word unsigned integers, most significant
+ * word p / 64 (base/problem.h). Strings compare as nw-word unsigned integers, most significant
  * word last in memory; for norb < 64 that order is PySCF's cistring order.
  *
  * Sign convention (PySCF cistring): a_a^+ a_i |s> = (-1)^(occupied orbitals strictly between i
@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 static inline int cis_str_test(const uint64_t *s, int p) {
   return (int)((s[p >> 6] >> (p & 63)) & 1u);

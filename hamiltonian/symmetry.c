@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 static int64_t uf_find(int32_t *up, int64_t x) {
   while (up[x] != x) {

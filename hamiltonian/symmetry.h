@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "core/problem.h"
+#include "base/problem.h"
 
 /* Integrals of magnitude at most this are treated as zero by the symmetry search. */
 #define CIS_SYM_ZERO 1e-10

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "io/io_private.h"
 
 #define CKPT_FORMAT "cisolve-checkpoint"

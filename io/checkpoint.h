@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/problem.h"
+#include "base/error.h"
+#include "base/problem.h"
 
 /* What identifies a problem. Each part is compared separately so that a refusal can say
  * what differs. */

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "io/input.h"
 #include "io/io_private.h"
 

@@ -1,35 +1,12 @@
-/* cisolve: the files of a run, checked before any work (docs/usage.md, "Files").
- *
- * A run writes --output (unless it is /dev/null), --checkpoint and --export-matrix, and reads
- * the input and, with --restart, a checkpoint; a conversion (--write-input) reads the input and
- * writes that file alone. Paths come from the command line only (never
- * from an input file's /options). Before the input is read, cis_files_check makes sure that
- *
- * - every file to be written is new or a regular file, in a folder that exists and is
- *   writable, and an exported matrix's name says its format (.mtx, .h5);
- * - no file to be written is the input, another file to be written, or (for the output and the
- *   exported matrix) the checkpoint --restart reads: two paths name the same file when they
- *   reach the same device and inode (through a symbolic or a hard link too) or, for a file not
- *   there yet, the same name in the same resolved folder;
- * - the checkpoint --restart reads exists and can be read (whether it belongs to this problem
- *   is checked once the problem is read, before the Hamiltonian is built: cis_ckpt_check).
- *
- * Every failure is CIS_ERR_USAGE (exit 1) naming the option, the path(s) and why.
- */
+/* cisolve: whether two paths name the same file: they reach the same device and inode (through
+ * a symbolic or a hard link too) or, for a file not there yet, the same name in the same
+ * resolved folder. And the HDF5 setting every program that writes files needs first. */
 #ifndef CIS_FILES_H
 #define CIS_FILES_H
-
-#include "core/options.h"
 
 /* Once, before any other HDF5 call of the program: a file whose close failed (a full disk, a file
  * size limit) must not crash the program when it exits (HDF5's own clean-up at exit would). */
 void cis_io_init(void);
-/* --output /dev/null: the user wants the report only. */
-int cis_files_output_discarded(const cis_options *o);
-/* The checkpoint --restart reads (--restart=FILE, else --checkpoint), or NULL without one. */
-const char *cis_files_restart_path(const cis_options *o);
-/* The checks above, on options whose default paths are already filled in. */
-cis_err cis_files_check(const cis_options *o);
 /* 1 when paths a and b name the same file (as above), else 0. */
 int cis_files_same(const char *a, const char *b);
 

@@ -2,7 +2,7 @@
  * from a row source a window of chunks at a time: --export-matrix FILE.h5. */
 #include <hdf5.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "io/io_private.h"
 
 /* A 1-D dataset of `len` elements of file type `ftype`, written later a range at a time. */

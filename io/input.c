@@ -9,7 +9,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "io/io_private.h"
 
 cis_err cis_io_lines_open(cis_io_lines *r, const char *path, const char *what) {

@@ -8,7 +8,7 @@
 #ifndef CIS_INPUT_H
 #define CIS_INPUT_H
 
-#include "core/problem.h"
+#include "base/problem.h"
 
 cis_err cis_input_read(const char *path, cis_problem *p);
 

@@ -15,7 +15,7 @@
 
 #include <hdf5.h>
 
-#include "core/problem.h"
+#include "base/problem.h"
 
 /* A text input read line by line: `line` is the current line without its newline, ended by a
  * NUL, `len` its length and `lineno` its number, for messages naming path and line. A text
@@ -66,7 +66,7 @@ cis_err cis_io_csr_check_symmetric(const cis_csr *m, const char *path, const cha
  * (io/files.c), then renamed over PATH: a reader never sees a half-written file, and concurrent
  * runs writing the same PATH never share a temporary file (the last rename wins). The name is
  * created exclusively (O_CREAT|O_EXCL, H5F_ACC_EXCL): never an existing file, never through a
- * symbolic link planted there. While it exists, the signal handlers know it (core/signals.h)
+ * symbolic link planted there. While it exists, the signal handlers know it (base/signals.h)
  * and remove it if a signal ends the program. */
 typedef struct {
   char name[4200]; /* "" when there is none */

@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "io/input.h"
 #include "io/io_private.h"
 

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 typedef struct cis_backend cis_backend;
 

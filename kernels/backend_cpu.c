@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "kernels/backend.h"
 
 static cis_err cpu_alloc(cis_backend *be, int64_t count, double **p) {

@@ -10,10 +10,10 @@
 #include <string.h>
 
 extern "C" {
-#include "core/util.h"
+#include "base/util.h"
 }
 #include "kernels/backend_cuda.h"
-#include "kernels/cuda_check.cuh"
+#include "base/cuda_check.cuh"
 
 typedef struct {
   int device;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "kernels/backend.h"
 
 /* A buffer and its alignment, as OpenBLAS maps it on x86-64. */

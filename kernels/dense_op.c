@@ -4,7 +4,7 @@
  * tests of the solvers and small problems: every product reads all n^2 entries. */
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "kernels/operator.h"
 
 typedef struct {

@@ -1,7 +1,7 @@
 /* cisolve: the operator verbs every implementation shares (kernels/operator.h). */
 #include <stddef.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "kernels/operator.h"
 
 cis_err cis_operator_new(const cis_operator_ops *ops, cis_backend *be,

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/backend.h"
 
 typedef struct cis_operator cis_operator;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "solver/eigs.h"
 #include "solver/ortho.h"
 #include "solver/refblock.h"

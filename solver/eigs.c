@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 void cis_eig_opts_default(cis_eig_opts *o, int nroots) {
   memset(o, 0, sizeof *o);

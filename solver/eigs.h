@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/backend.h"
 #include "kernels/operator.h"
 #include "solver/refblock.h"

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 cis_err cis_refblock_init(int64_t nref, const double *hpp, cis_refblock *rb) {
   cis_err err = CIS_OK;

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 typedef struct {
   int64_t nref;

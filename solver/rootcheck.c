@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "solver/eigs.h"
 #include "solver/ortho.h"
 

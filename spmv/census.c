@@ -4,7 +4,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 void cis_census_free(cis_census *c) {
   cis_vdict_free(&c->dict);

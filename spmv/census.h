@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "spmv/hyb.h"
 #include "spmv/valdict.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "spmv/census.h"
 
 /* Expansion blocks of about this many nonzeros when the caller lets us choose: large enough

@@ -21,9 +21,9 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/progress.h"
-#include "core/problem.h"
+#include "base/error.h"
+#include "base/progress.h"
+#include "base/problem.h"
 
 typedef struct {
   int64_t nrows;

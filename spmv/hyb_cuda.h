@@ -45,7 +45,7 @@
 extern "C" {
 #endif
 
-#include "core/error.h"
+#include "base/error.h"
 #include "spmv/hyb.h"
 #include "spmv/hyb_place.h" /* the upload's flags (CIS_HYB_CUDA_*) and placement rules */
 

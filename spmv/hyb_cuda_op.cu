@@ -6,11 +6,11 @@
 #include <stdio.h>
 
 extern "C" {
-#include "core/util.h"
+#include "base/util.h"
 #include "spmv/hyb_op.h"
 }
 #include "kernels/backend_cuda.h"
-#include "kernels/cuda_check.cuh"
+#include "base/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
 
 typedef struct {

@@ -20,11 +20,11 @@
 #include <stdint.h>
 
 extern "C" {
-#include "core/util.h"
+#include "base/util.h"
 #include "spmv/census.h"
 #include "spmv/valdict.h"
 }
-#include "kernels/cuda_check.cuh"
+#include "base/cuda_check.cuh"
 #include "spmv/hyb_cuda.h"
 #include "spmv/hyb_kernels.cuh"
 #include "spmv/hyb_kernels_sell.cuh"

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "kernels/operator.h"
 #include "spmv/hyb.h"
 

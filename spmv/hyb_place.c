@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 /* Flags under which SELL-32 is never chosen, and those that ask for a layout of their own, which
  * the default SELL-32 would override. */

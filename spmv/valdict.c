@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "core/util.h"
+#include "base/util.h"
 
 typedef struct {
   uint64_t key;

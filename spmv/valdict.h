@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "spmv/hyb.h"
 
 #define CIS_VDICT_MAX 32767

@@ -20,7 +20,7 @@
 #include <string.h>
 
 extern "C" {
-#include "core/util.h"
+#include "base/util.h"
 #include "kernels/backend.h"
 #include "kernels/operator.h"
 #include "spmv/census.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "tests/tools/expect.h"
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat.h"
 #include "spmv/census.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tests/tools/expect.h"
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat.h"
 
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/util.h"
+#include "base/util.h"
 #include "hamiltonian/hmat.h"
 #include "hamiltonian/symmetry.h"
 #include "io/input.h"

@@ -16,7 +16,7 @@
 
 #include "tests/tools/expect.h"
 #include "tests/tools/leftovers.h"
-#include "core/util.h"
+#include "base/util.h"
 #include "io/files.h"
 #include "io/input.h"
 #include "io/io_private.h"

@@ -11,8 +11,8 @@
 
 #include "tests/tools/expect.h"
 #include "tests/tools/leftovers.h"
-#include "core/problem.h"
-#include "core/util.h"
+#include "base/problem.h"
+#include "base/util.h"
 #include "data/reference_values.h"
 #include "io/input.h"
 #include "io/io_private.h"

@@ -14,7 +14,7 @@
 
 #include "tests/tools/expect.h"
 #include "tests/tools/leftovers.h"
-#include "io/output.h"
+#include "app/output.h"
 
 
 /* ---- the stand-in space: norb 3, one alpha and one beta electron ---- */

@@ -1,0 +1,200 @@
+/* cisolve: the run's plan (app/plan.h). */
+#include "app/plan.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "hamiltonian/space.h"
+#include "solver/eigs.h"
+
+int cis_plan_gpu_expected(const cis_options *o) {
+  if (o->device == CIS_DEVICE_CPU) return 0;
+  return o->device == CIS_DEVICE_GPU || cis_backend_cuda_device_count() > 0;
+}
+
+int64_t cis_plan_host_vectors(const cis_options *o) {
+  return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND) +
+         cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST);
+}
+
+int64_t cis_plan_device_vectors(const cis_options *o) {
+  return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND);
+}
+
+int64_t cis_plan_host_budget(const cis_options *o, int64_t n) {
+  return cis_hmat_default_budget(n, cis_plan_host_vectors(o));
+}
+
+int64_t cis_plan_host_cache(const cis_options *o, int64_t n) {
+  return o->mem >= 0 ? o->mem : cis_plan_host_budget(o, n);
+}
+
+int64_t cis_plan_gpu_matrix_bytes(const cis_options *o, int64_t n) {
+  int64_t total = cis_backend_cuda_device_memory(o->device_index);
+  int64_t usable = (int64_t)(0.95 * (double)total) - cis_plan_device_vectors(o) * n * 8;
+  if (o->gpu_mem > 0) usable = CIS_MIN(usable, o->gpu_mem);
+  return CIS_MAX(usable, (int64_t)0);
+}
+
+/* A GPU that will hold the whole matrix keeps it without a host copy (its blocks are
+ * regenerated once, at upload, or sent to it as they are built): by default the host then
+ * caches nothing. One that will not holds the first blocks, and the host caches what it can
+ * for the streamed ones: streaming from a host cache costs less than regenerating them
+ * (docs/BENCHMARKS.md, the streamed products). --mem asks for a host cache. */
+int64_t cis_plan_cache_none_within(const cis_options *o, int64_t n, int ci, int gpu) {
+  if (!ci || !gpu || o->mem >= 0) return 0;
+  return cis_plan_gpu_matrix_bytes(o, n);
+}
+
+/* Where the GPU may keep the whole matrix without a host copy, the blocks go to it as they are
+ * generated, so that the upload generates none of them again; the pool itself declines where
+ * they would not fit (spmv/hyb_cuda.h). */
+int64_t cis_plan_pool_bytes(const cis_options *o, int64_t n, int ci, int gpu) {
+  return cis_plan_cache_none_within(o, n, ci, gpu);
+}
+
+/* The census a GPU upload codes the Expansion values by is taken while the rows are generated,
+ * instead of in a pass of its own; an explicit matrix's upload takes its own. */
+int cis_plan_census(int ci, int gpu) { return ci && gpu; }
+
+void cis_plan_decide(const cis_options *o, int64_t n, int ci, cis_plan_decisions *d) {
+  memset(d, 0, sizeof *d);
+  d->n = n;
+  d->ci = ci;
+  d->gpu = cis_plan_gpu_expected(o);
+  d->host_cache = cis_plan_host_cache(o, n);
+  d->host_cache_asked = o->mem >= 0;
+  d->cache_none_within = cis_plan_cache_none_within(o, n, ci, d->gpu);
+  d->pool_bytes = cis_plan_pool_bytes(o, n, ci, d->gpu);
+  d->census = cis_plan_census(ci, d->gpu);
+  d->host_vectors = cis_plan_host_vectors(o);
+  d->device_vectors = cis_plan_device_vectors(o);
+}
+
+void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_hmat_opts *h) {
+  memset(h, 0, sizeof *h);
+  h->host_cache = d->host_cache;
+  h->solver_vectors = d->host_vectors;
+  h->ref_size = o->ref_size;
+  h->nthreads = o->threads;
+  h->cache_none_within = d->cache_none_within;
+  h->census = d->census;
+}
+
+cis_err cis_plan_check_nroots(const cis_options *o, int64_t n) {
+  CIS_CHECK(o->nroots <= n, CIS_ERR_USAGE, "--nroots %d: the space has only %lld determinants",
+            o->nroots, (long long)n);
+  return CIS_OK;
+}
+
+/* The device a run with these options would use, and why. */
+static void plan_device(const cis_options *o, cis_plan *pl) {
+  if (!cis_plan_gpu_expected(o)) {
+    pl->device = CIS_PLAN_CPU;
+    if (o->device == CIS_DEVICE_AUTO)
+      snprintf(pl->note, sizeof pl->note, "no usable GPU%s: a run uses the CPU",
+#ifdef CISOLVE_HAVE_CUDA
+               ""
+#else
+               " (built without CUDA)"
+#endif
+      );
+    return;
+  }
+  if (cis_backend_cuda_props(o->device_index, &pl->gpu) == CIS_OK) {
+    pl->device = CIS_PLAN_GPU;
+    return;
+  }
+  pl->device = o->device == CIS_DEVICE_GPU ? CIS_PLAN_NO_GPU : CIS_PLAN_CPU;
+  snprintf(pl->note, sizeof pl->note, "%s", cis_error_message());
+  cis_error_clear();
+}
+
+/* Where the matrix goes on the GPU, and what that takes there. */
+static void plan_gpu(const cis_options *o, cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  cis_place_input in = {
+      .n = hm->n, .boundary = hm->nref, .ell_nnz = hm->nnz_ref, .ell_slots = hm->ell_dev_slots,
+      .ell_nslices = hm->ell_nslices, .nnz_exp = hm->nnz_exp, .nblocks = hm->nblocks,
+      .block_rows = hm->block_rows, .host_cached = hm->ncached, .dict_size = hm->dict_size,
+      .dict_cover = hm->dict_cover, .l2 = pl->gpu.l2, .nthreads = omp_get_max_threads()};
+  in.budget = pl->gpu_offer = cis_plan_gpu_matrix_bytes(o, hm->n);
+  if (pl->dec.pool_bytes > 0) { /* the build sends its blocks to a pool */
+    in.pool_est = hm->build_nnz_exp;
+    in.pool_bytes = pl->dec.pool_bytes;
+  }
+  cis_place_plan_make(&in, &pl->place);
+  pl->gpu_vectors = cis_plan_device_vectors(o);
+  /* the streaming buffers are kept back from the budget, and take memory once a block streams */
+  pl->gpu_bytes = pl->place.min_bytes + pl->place.resident_bytes +
+                  (pl->place.streamed_blocks ? pl->place.stream_reserve : 0) +
+                  pl->gpu_vectors * hm->n * 8;
+}
+
+/* One product's cost: the matrix read where it lives, what the host sends and regenerates. */
+static void plan_product(cis_plan *pl) {
+  const cis_hmat_plan *hm = &pl->hm;
+  double per_row = hm->n ? (double)(hm->nnz_ref + hm->nnz_exp) / (double)hm->n : 0.0;
+  if (pl->device == CIS_PLAN_GPU) {
+    const cis_place_plan *g = &pl->place;
+    int64_t rows_regen =
+        CIS_MAX((int64_t)0, g->streamed_rows - g->streamed_cached * hm->block_rows);
+    pl->product_read = g->ell_bytes + g->resident_bytes;
+    pl->product_sent = g->streamed_rows * 8 + g->streamed_nnz * 12;
+    pl->product_regen = (int64_t)((double)rows_regen * per_row);
+  } else {
+    pl->product_read = hm->ell_bytes + hm->cached_bytes;
+    pl->product_regen = hm->regen_elements;
+  }
+  if (pl->product_regen > 0 && hm->gen_rate > 0.0)
+    pl->product_regen_seconds = (double)pl->product_regen / (hm->gen_rate * pl->threads);
+}
+
+cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_shift,
+                      double spin_s2, cis_plan *out) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  cis_space *space = NULL;
+  cis_hmat_opts hopt;
+  memset(out, 0, sizeof *out);
+  out->input = o->input;
+  out->threads = omp_get_max_threads();
+  out->mem_asked = o->mem >= 0;
+  plan_device(o, out);
+  if (p->kind == CIS_PROBLEM_INTEGRALS) {
+    cis_space_opts sopt = {.ref_size = o->ref_size, .nthreads = o->threads};
+    CIS_TRY(cis_space_build(&p->ints, &p->space, &sopt, &space));
+    int64_t n = cis_space_ndet(space);
+    CIS_TRY(cis_plan_check_nroots(o, n));
+    snprintf(out->space, sizeof out->space, "%s", cis_space_describe(space));
+    cis_plan_decide(o, n, 1, &out->dec);
+    cis_plan_hmat_opts(o, &out->dec, &hopt);
+    CIS_TRY(cis_hmat_plan_ci(&p->ints, space, &hopt, spin_shift, spin_s2, &out->hm));
+    int norb = p->ints.norb;
+    out->input_bytes = (cis_eri_size(norb) + (int64_t)norb * norb) * 8;
+    out->space_bytes = cis_space_bytes(space) + out->hm.table_bytes;
+  } else {
+    cis_plan_decide(o, p->matrix.n, 0, &out->dec);
+    cis_plan_hmat_opts(o, &out->dec, &hopt);
+    CIS_TRY(cis_hmat_plan_csr(&p->matrix, &hopt, &out->hm));
+    CIS_TRY(cis_plan_check_nroots(o, out->hm.n));
+    out->input_bytes = p->matrix.nnz * 12 + (p->matrix.n + 1) * 8;
+    out->copy_bytes = out->input_bytes; /* the permuted copy the build splits */
+    out->space_bytes = p->matrix.n * 16; /* the permutation and the diagonal */
+  }
+  int64_t n = out->hm.n;
+  /* on a GPU the solver's vectors live there, and the host keeps its copies */
+  out->host_vectors = out->device == CIS_PLAN_GPU
+                          ? cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST)
+                          : cis_plan_host_vectors(o);
+  out->vector_bytes = out->host_vectors * n * 8;
+  if (out->device == CIS_PLAN_GPU) plan_gpu(o, out);
+  out->host_bytes = out->input_bytes + out->space_bytes + out->copy_bytes + out->hm.ell_bytes +
+                    out->hm.cached_bytes + out->vector_bytes;
+  plan_product(out);
+cleanup:
+  cis_space_destroy(&space);
+  return err;
+}

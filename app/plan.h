@@ -1,0 +1,108 @@
+/* cisolve: the run's plan. What the Hamiltonian will hold and where (the host's cache, a GPU:
+ * resident, streamed, regenerated), the host and GPU memory that takes, and what one product
+ * will cost, decided before anything is built by the rules the run itself applies: the driver
+ * takes its decisions (cis_plan_decide: the host cache, whether a GPU takes every block, the
+ * build's pool, the census, the solver's vectors) from the rules below, one function each, and
+ * executes them; the builder and the upload apply those the plan calls (cis_hmat_plan_ci /
+ * _csr, hamiltonian/hmat.h; cis_place_plan_make, spmv/hyb_place.h). Every run's report prints
+ * the decisions, and --dry-run the whole plan, by the same functions (app/report.c).
+ *
+ * A plan is plain data: nothing to free. */
+#ifndef CIS_PLAN_H
+#define CIS_PLAN_H
+
+#include <stdint.h>
+
+#include "app/options.h"
+#include "hamiltonian/hmat.h"
+#include "kernels/backend.h"
+#include "spmv/hyb_place.h"
+
+/* ---- the rules, one function each -------------------------------------------------------
+ * `ci`: the matrix is built from integrals (else it is an explicit matrix, whose blocks are
+ * all cached on the host and whose upload takes its own census). */
+
+/* Whether the run will most likely use a GPU backend: --device gpu, or auto with a device
+ * present. */
+int cis_plan_gpu_expected(const cis_options *o);
+/* The n-length vectors of the solver (solver/eigs.h cis_eig_vectors, with --nroots and
+ * --max-subspace): on the host, as the default budget counts them on the CPU (those the solver
+ * holds and the host copies); on a device backend, the room it keeps for them when it places
+ * the matrix. */
+int64_t cis_plan_host_vectors(const cis_options *o);
+int64_t cis_plan_device_vectors(const cis_options *o);
+/* The default --mem for n determinants: the library's rule with the host vectors above. */
+int64_t cis_plan_host_budget(const cis_options *o, int64_t n);
+/* The bytes the host caches Expansion blocks in: --mem, or the default above. */
+int64_t cis_plan_host_cache(const cis_options *o, int64_t n);
+/* What a GPU offers the matrix: its memory less the 5% the backend leaves and the solver's
+ * vectors, or --gpu-mem when that is less. */
+int64_t cis_plan_gpu_matrix_bytes(const cis_options *o, int64_t n);
+/* The bytes within which a GPU takes every Expansion block, so that the host caches none
+ * (cis_hmat_opts.cache_none_within); 0: the host caches what its budget allows. */
+int64_t cis_plan_cache_none_within(const cis_options *o, int64_t n, int ci, int gpu);
+/* The bytes of the pool on the GPU that the build sends its blocks to as it generates them;
+ * 0: no pool. */
+int64_t cis_plan_pool_bytes(const cis_options *o, int64_t n, int ci, int gpu);
+/* Whether the build takes the census of the Expansion rows that a GPU upload codes them by. */
+int cis_plan_census(int ci, int gpu);
+/* --nroots must not exceed the space. */
+cis_err cis_plan_check_nroots(const cis_options *o, int64_t n);
+
+/* ---- the decisions of a run --------------------------------------------------------------
+ * Taken once the determinants are counted, before the matrix is built, by the rules above;
+ * the driver executes them (the pool, the build's options, the backend's room for vectors)
+ * and the report prints them. */
+typedef struct {
+  int64_t n;
+  int ci, gpu;               /* as in the rules above */
+  int64_t host_cache;        /* bytes for cached Expansion blocks */
+  int host_cache_asked;      /* --mem given */
+  int64_t cache_none_within; /* > 0: the GPU takes every block that fits in it: none cached */
+  int64_t pool_bytes;        /* > 0: the build sends its blocks to a pool of this size */
+  int census;
+  int64_t host_vectors, device_vectors;
+} cis_plan_decisions;
+
+void cis_plan_decide(const cis_options *o, int64_t n, int ci, cis_plan_decisions *d);
+/* The build's options that carry the decisions (the pool, a sink, and progress are the
+ * caller's to add). */
+void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_hmat_opts *h);
+
+typedef enum {
+  CIS_PLAN_CPU = 0, /* the CPU backend */
+  CIS_PLAN_GPU,     /* a GPU backend, on the device in `gpu` */
+  CIS_PLAN_NO_GPU   /* --device gpu, and no usable GPU: the run would exit 4 */
+} cis_plan_device;
+
+typedef struct {
+  const char *input;
+  cis_plan_decisions dec;     /* the decisions a run takes */
+  char space[96];             /* e.g. "FCI", "CISD (level 2)"; "" for an explicit matrix */
+  int threads;
+  cis_hmat_plan hm;           /* the matrix and its host cache */
+  int mem_asked;              /* --mem given */
+  /* host memory: the input as read, the space and the row generator's tables, the solver's
+   * vectors (the matrix's parts are in hm), the explicit matrix's permuted copy */
+  int64_t input_bytes, space_bytes, vector_bytes, copy_bytes, host_bytes;
+  int64_t host_vectors;
+  /* the device */
+  cis_plan_device device;
+  char note[320];             /* why the CPU, or why no GPU */
+  cis_gpu_props gpu;          /* CIS_PLAN_GPU: the device, from its properties */
+  int64_t gpu_offer;          /* the bytes it offers the matrix */
+  int64_t gpu_vectors;        /* n-length vectors kept on it */
+  cis_place_plan place;       /* where the matrix goes on it */
+  int64_t gpu_bytes;          /* the matrix, the streaming buffers and the vectors on it */
+  /* one product (of one vector): the bytes of the matrix read where it lives, the bytes sent
+   * from the host, the matrix elements the host regenerates, and that at the sampled rate */
+  int64_t product_read, product_sent, product_regen;
+  double product_regen_seconds; /* 0: nothing regenerated, or no rate */
+} cis_plan;
+
+/* The plan of this run: the space built (not the matrix), the rows sampled, the device's
+ * properties read (no context started). spin_shift, spin_s2: the --spin penalty. */
+cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_shift,
+                      double spin_s2, cis_plan *out);
+
+#endif
