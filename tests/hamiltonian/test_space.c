@@ -263,7 +263,8 @@ static void test_cache_decisions(void) {
 /* The host memory a space needs, refused before it is stored (CIS_ERR_NOMEM, naming the space
  * and its count): FCI builds within exactly cis_space_fci_bytes, which is no less than what the
  * space and its link tables then hold, and not within one byte less; a truncated space and a
- * list are refused before their determinants are stored. Spaces too large to count within
+ * list are refused before their determinants are stored, and link tables past the limit when
+ * the row generator has counted them. Spaces too large to count within
  * int64 are refused as input (more than 2^31-1 strings), not wrapped into a small count. */
 static void expect_nomem(const cis_integrals *in, const cis_space_spec *spec, int64_t host_mem,
                          const char *what) {
@@ -301,6 +302,22 @@ static void test_memory(void) {
                "FCI of 14400 determinants needs");
   cis_space_spec cisd = {.kind = CIS_SPACE_TRUNCATED, .level = 2};
   expect_nomem(&in, &cisd, 20000, "CISD (level 2) of");
+  /* within the limit, but not its link tables: refused once the row generator counts them */
+  cis_space_opts so2 = {0, 0, 50000};
+  if (cis_space_build(&in, &cisd, &so2, &s)) {
+    EXPECT(0, "CISD within 50000 bytes: %s", cis_error_message());
+  } else {
+    cis_hmat_opts o = {.host_cache = 0};
+    cis_hmat_plan pl;
+    cis_err e = cis_hmat_plan_ci(&in, s, &o, 0.0, 0.0, &pl);
+    printf("expected error: %s\n", cis_error_message());
+    EXPECT(e == CIS_ERR_NOMEM && strstr(cis_error_message(), "CISD (level 2) of 610 "
+                                                            "determinants needs") &&
+               strstr(cis_error_message(), "string link tables"),
+           "link tables within 50000 bytes: %s", cis_error_message());
+    cis_error_clear();
+  }
+  cis_space_destroy(&s);
   expect_nomem(&in, &cisd, 1000, "CISD (level 2) with 85 alpha and 85 beta strings needs");
   uint64_t a[2] = {0x7, 0xb}, b[2] = {0x7, 0x7};
   cis_space_spec list = {.kind = CIS_SPACE_LIST, .ndets = 2, .det_alpha = a, .det_beta = b};
