@@ -113,7 +113,8 @@ void cis_options_print_help(void) {
       "place on a terminal, every 10 s in a log; none with --quiet (docs/usage.md).\n"
       "\nexit codes: 0 converged; 1 bad usage or input; 2 not converged (results written and\n"
       "flagged); 3 stopped by a signal or walltime after a checkpoint; 4 resources (no usable\n"
-      "GPU when one was demanded, memory budget too small). See docs/exit-codes.md.\n");
+      "GPU when one was demanded, memory budget too small, a determinant space larger than the\n"
+      "host memory left). See docs/exit-codes.md.\n");
 }
 
 static cis_err parse_space(const char *v, cis_options *o) {

@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
   if (cis_input_read(argv[1], &prob)) die();
   prob.space.kind = level > 0 ? CIS_SPACE_TRUNCATED : CIS_SPACE_FCI;
   prob.space.level = level;
-  cis_space_opts so = {0, 0};
+  cis_space_opts so = {0, 0, 0};
   cis_hmat_opts ho = {.host_cache = 0}; /* nothing cached: blocks are regenerated below */
   if (cis_space_build(&prob.ints, &prob.space, &so, &space)) die();
   if (cis_hmat_build_ci(&prob.ints, space, &ho, &hm)) die();

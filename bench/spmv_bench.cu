@@ -420,7 +420,7 @@ static void matrix_ci(const bench_args *a, bench_matrix *bm) {
   if (prob.kind != CIS_PROBLEM_INTEGRALS) usage_exit("--fcidump: the file holds no integrals");
   prob.space.kind = a->level > 0 ? CIS_SPACE_TRUNCATED : CIS_SPACE_FCI;
   prob.space.level = a->level;
-  cis_space_opts so = {a->ref_size, 0};
+  cis_space_opts so = {a->ref_size, 0, 0};
   die_on(cis_space_build(&prob.ints, &prob.space, &so, &bm->space));
   cis_hmat_opts ho = {(int64_t)1 << 60, 0, 0, 0, 0}; /* cache every block */
   die_on(cis_hmat_build_ci(&prob.ints, bm->space, &ho, &bm->hm));

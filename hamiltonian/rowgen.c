@@ -4,6 +4,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,7 +179,10 @@ static cis_err links_pass(const cis_sc *sc, const cis_strlist *l, cis_links *lk,
   return CIS_OK;
 }
 
-static cis_err links_build(const cis_sc *sc, const cis_strlist *l, cis_links *lk) {
+/* The links of list l (`spin`: "alpha" or "beta") of `space`: counted, checked against the host
+ * memory left (cis_space_check_room), then filled. */
+static cis_err links_build(const cis_sc *sc, const cis_space *space, const char *spin,
+                           const cis_strlist *l, cis_links *lk) {
   int64_t n = l->n;
   CIS_CALL(cis_calloc(&lk->s_ptr, (size_t)n + 1, sizeof(int64_t), "single link pointers"));
   CIS_CALL(cis_calloc(&lk->d_ptr, (size_t)n + 1, sizeof(int64_t), "double link pointers"));
@@ -190,6 +194,13 @@ static cis_err links_build(const cis_sc *sc, const cis_strlist *l, cis_links *lk
     lk->s_ptr[I + 1] += lk->s_ptr[I];
     lk->d_ptr[I + 1] += lk->d_ptr[I];
   }
+  char what[160], parts[64];
+  snprintf(what, sizeof what, "%s of %lld determinants", space->desc, (long long)space->ndet);
+  snprintf(parts, sizeof parts, "its %s string link tables", spin);
+  CIS_CALL(cis_space_check_room(space,
+                                (double)lk->s_ptr[n] * sizeof(cis_link1) +
+                                    (double)lk->d_ptr[n] * sizeof(cis_link2) + (double)n * 8.0,
+                                what, parts));
   CIS_CALL(cis_malloc(&lk->s, (size_t)lk->s_ptr[n], sizeof(cis_link1), "single links"));
   CIS_CALL(cis_malloc(&lk->d, (size_t)lk->d_ptr[n], sizeof(cis_link2), "double links"));
   int64_t *kept = NULL;
@@ -294,8 +305,8 @@ cis_err cis_rowgen_init(const cis_integrals *ints, const cis_space *space, cis_r
   memset(g, 0, sizeof *g);
   g->space = space;
   CIS_TRY(cis_sc_init(ints, &g->sc));
-  CIS_TRY(links_build(&g->sc, &space->astr, &g->la));
-  CIS_TRY(links_build(&g->sc, &space->bstr, &g->lb));
+  CIS_TRY(links_build(&g->sc, space, "alpha", &space->astr, &g->la));
+  CIS_TRY(links_build(&g->sc, space, "beta", &space->bstr, &g->lb));
   CIS_TRY(pair_classes(g));
   CIS_TRY(group_singles(g));
   CIS_TRY(pool_init(g));

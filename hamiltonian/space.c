@@ -21,6 +21,99 @@ static int cmp_i64(const void *a, const void *b) {
 
 static int64_t pair_key(int64_t ia, int64_t ib) { return (ia << 32) | ib; }
 
+/* ---- host memory, counted before it is stored ------------------------------------------- */
+
+/* A space's determinants take 48 bytes each while it is built (pair keys; the alpha-major
+ * lookup; diagonal energies in alpha-major and in our order; the order; determinant indices)
+ * and 24 once built (cis_space_bytes). */
+#define DET_BYTES_BUILD 48.0
+#define DET_BYTES_HELD 24.0
+
+static double binom_d(int n, int k) {
+  if (k < 0 || k > n) return 0.0;
+  double r = 1.0;
+  for (int i = 1; i <= k; i++) r = r * (double)(n - k + i) / (double)i;
+  return r;
+}
+
+/* Strings: their bits, symmetry labels and link pointers, the alpha-major row pointers and
+ * the row generator's single groups of the beta strings (rowgen.h: 17 int32 at most). */
+static double string_bytes(int nw, double na, double nb) {
+  return (na + nb) * (8.0 * nw + 8.0 + 16.0) + 8.0 * (na + 1.0) + 68.0 * nb;
+}
+
+/* The link tables of one FCI string of nel electrons (rowgen.h): every single (24 bytes) and
+ * every same-spin double (16, counted before the vanishing ones are closed up). */
+static double fci_link_bytes(int norb, int nel) {
+  int nvir = norb - nel;
+  return 24.0 * nel * nvir + 16.0 * binom_d(nel, 2) * binom_d(nvir, 2);
+}
+
+double cis_space_fci_bytes(int norb, int nalpha, int nbeta) {
+  double na = binom_d(norb, nalpha), nb = binom_d(norb, nbeta), n = na * nb;
+  double links = na * fci_link_bytes(norb, nalpha) + nb * fci_link_bytes(norb, nbeta);
+  return string_bytes(cis_nwords(norb), na, nb) +
+         CIS_MAX(DET_BYTES_BUILD * n, DET_BYTES_HELD * n + links);
+}
+
+cis_err cis_space_check_room(const cis_space *s, double need, const char *what,
+                             const char *parts) {
+  double avail;
+  const char *bound = "the caller's limit";
+  if (s->host_mem > 0) {
+    avail = (double)s->host_mem;
+  } else {
+    cis_host_mem m;
+    cis_host_mem_probe("", &m);
+    if (m.meminfo < 0 && m.cgroup < 0 && m.rlimit < 0) return CIS_OK;
+    avail = (double)m.least;
+    bound = m.bound;
+  }
+  char b1[32], b2[32];
+  CIS_CHECK(need <= avail, CIS_ERR_NOMEM,
+            "%s needs %s of host memory for %s; %s available (%s)", what,
+            cis_format_bytes(need, b1, sizeof b1), parts, cis_format_bytes(avail, b2, sizeof b2),
+            bound);
+  return CIS_OK;
+}
+
+/* FCI's strings, determinants and link tables, from binomials (the lists within 2^31-1). */
+static cis_err check_room_fci(const cis_space *s) {
+  double n = binom_d(s->norb, s->nalpha) * binom_d(s->norb, s->nbeta);
+  char what[160];
+  snprintf(what, sizeof what, "%s of %.0f determinants", s->desc, n);
+  return cis_space_check_room(s, cis_space_fci_bytes(s->norb, s->nalpha, s->nbeta), what,
+                              "its determinant strings and link tables");
+}
+
+/* A truncated space's strings, as enumerated around nr references (repeats included). */
+static cis_err check_room_strings(const cis_space *s, int level, int64_t nr) {
+  double raw[2];
+  int nel[2] = {s->nalpha, s->nbeta};
+  for (int x = 0; x < 2; x++) {
+    raw[x] = 0.0;
+    for (int h = 0; h <= level; h++) raw[x] += binom_d(nel[x], h) * binom_d(s->norb - nel[x], h);
+    raw[x] *= (double)nr;
+    if (raw[x] > (double)CIS_MAX_DETS) return CIS_OK; /* refused as more than 2^31-1 strings */
+  }
+  char what[200];
+  snprintf(what, sizeof what, "%s with %.0f alpha and %.0f beta strings", s->desc, raw[0],
+           raw[1]);
+  return cis_space_check_room(s, string_bytes(s->nw, raw[0], raw[1]), what, "its strings");
+}
+
+/* A truncated space or a list of (at most, `bound`) ndet determinants over na and nb strings
+ * (the link tables are checked when the row generator has counted them: rowgen.c). */
+static cis_err check_room_dets(const cis_space *s, int64_t na, int64_t nb, int64_t ndet,
+                               int bound) {
+  char what[160];
+  snprintf(what, sizeof what, "%s of %s%lld determinants", s->desc, bound ? "at most " : "",
+           (long long)ndet);
+  double need = string_bytes(s->nw, (double)na, (double)nb) +
+                DET_BYTES_BUILD * (double)ndet;
+  return cis_space_check_room(s, need, what, "its determinant strings");
+}
+
 /* Electron counts and orbitals beyond norb of one determinant given by the user. */
 static cis_err check_det(const cis_space *s, const uint64_t *a, const uint64_t *b,
                          const char *what, int64_t idx) {
@@ -85,16 +178,17 @@ static cis_err truncated_pairs(cis_space *s, int level, int64_t nr, const uint64
         la[ia] = cis_str_excitation(cis_strlist_at(&s->astr, ia), ra + r * nw, nw);
         if (la[ia] > level) continue;
         int64_t cnt = bstart[level - la[ia] + 1];
-        if (pass == 0) {
+        if (pass == 0) { /* refused as soon as it passes the limit: the sum cannot wrap */
           total += cnt;
+          if (total > 4 * CIS_MAX_DETS)
+            CIS_FAIL(CIS_ERR_INPUT, "the truncated space has more than 2^31-1 determinants");
           continue;
         }
         for (int64_t t = 0; t < cnt; t++) (*keys)[n++] = pair_key(ia, border[t]);
       }
     }
     if (pass == 0) {
-      if (total > 4 * CIS_MAX_DETS)
-        CIS_FAIL(CIS_ERR_INPUT, "the truncated space has more than 2^31-1 determinants");
+      CIS_TRY(check_room_dets(s, na, nb, total, nr > 1));
       CIS_TRY(cis_malloc(keys, (size_t)total, sizeof(int64_t), "determinant keys"));
     }
   }
@@ -133,6 +227,7 @@ static cis_err list_pairs(cis_space *s, const cis_space_spec *spec, int64_t **ke
   if (n > CIS_MAX_DETS) CIS_FAIL(CIS_ERR_INPUT, "more than 2^31-1 determinants in the list");
   for (int64_t i = 0; i < n; i++)
     CIS_TRY(check_det(s, spec->det_alpha + i * nw, spec->det_beta + i * nw, "list", i));
+  CIS_TRY(check_room_dets(s, n, n, n, 0)); /* the strings' copies, before repeats go */
   CIS_TRY(cis_malloc(&s->astr.bits, (size_t)(n * nw), sizeof(uint64_t), "alpha strings"));
   CIS_TRY(cis_malloc(&s->bstr.bits, (size_t)(n * nw), sizeof(uint64_t), "beta strings"));
   memcpy(s->astr.bits, spec->det_alpha, sizeof(uint64_t) * (size_t)(n * nw));
@@ -167,12 +262,18 @@ static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
                           int64_t *nkeys) {
   if (spec->kind == CIS_SPACE_LIST) return list_pairs(s, spec, keys, nkeys);
   if (spec->kind == CIS_SPACE_FCI) {
+    int64_t ca = cis_binomial(s->norb, s->nalpha), cb = cis_binomial(s->norb, s->nbeta);
+    /* counted before anything is stored: lists past 2^31-1 strings are refused by
+     * cis_strlist_all, their product here, then what it all takes */
+    if (ca >= 0 && cb >= 0 && ca <= CIS_MAX_DETS && cb <= CIS_MAX_DETS) {
+      CIS_CHECK(ca * cb <= CIS_MAX_DETS, CIS_ERR_INPUT,
+                "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld > 2^31-1 determinants",
+                s->nalpha, s->nbeta, s->norb, (long)ca, (long)cb);
+      CIS_CALL(check_room_fci(s));
+    }
     CIS_CALL(cis_strlist_all(s->norb, s->nalpha, &s->astr));
     CIS_CALL(cis_strlist_all(s->norb, s->nbeta, &s->bstr));
     int64_t na = s->astr.n, nb = s->bstr.n;
-    CIS_CHECK(na * nb <= CIS_MAX_DETS, CIS_ERR_INPUT,
-              "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld > 2^31-1 determinants",
-              s->nalpha, s->nbeta, s->norb, (long)na, (long)nb);
     CIS_CALL(cis_malloc(keys, (size_t)(na * nb), sizeof(int64_t), "determinant keys"));
     for (int64_t ia = 0; ia < na; ia++)
       for (int64_t ib = 0; ib < nb; ib++) (*keys)[ia * nb + ib] = pair_key(ia, ib);
@@ -184,6 +285,7 @@ static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
   CIS_CHECK(spec->level >= 0, CIS_ERR_INPUT, "excitation level %d is negative", spec->level);
   int level = CIS_MIN(spec->level, s->nalpha + s->nbeta);
   s->astr.nw = s->bstr.nw = s->nw;
+  CIS_CALL(check_room_strings(s, level, nr));
   for (int64_t r = 0; r < nr; r++) {
     CIS_CALL(cis_strlist_append_within(s->norb, ra + r * s->nw, level, &s->astr));
     CIS_CALL(cis_strlist_append_within(s->norb, rb + r * s->nw, level, &s->bstr));
@@ -343,6 +445,7 @@ cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
   s->nw = cis_nwords(ints->norb);
   s->nalpha = ints->nalpha;
   s->nbeta = ints->nbeta;
+  s->host_mem = opts ? opts->host_mem : 0;
   describe(s, spec);
   CIS_TRY(get_refs(s, spec, &nr, &ra, &rb));
   CIS_TRY(make_pairs(s, spec, nr, ra, rb, &keys, &nkeys));

@@ -24,12 +24,19 @@ typedef struct cis_space cis_space;
 typedef struct {
   int64_t ref_size;  /* requested Reference region size; 0 = automatic */
   int nthreads;      /* OpenMP threads; 0 = default */
+  int64_t host_mem;  /* bytes the space and its link tables may take; 0 = what the host allows
+                        (cis_host_mem_probe: free memory, cgroup limits, ulimit -v / -d) */
 } cis_space_opts;
 
 /* Build the space of `spec` for the electrons of `ints` (nalpha, nbeta), compute the diagonal
- * energies and order it Reference region first. Errors: CIS_ERR_INPUT (impossible electron
- * count, a reference/list determinant with the wrong electron count or beyond norb, an empty
- * space, more than 2^31-1 determinants). */
+ * energies and order it Reference region first. Its memory is counted before it is stored
+ * (the strings from binomials, the determinants from binomials for FCI and from the
+ * enumeration's count for a truncated space, before either is stored; FCI's link tables with
+ * them, other spaces' when the row generator has counted them) and refused past host_mem.
+ * Errors: CIS_ERR_INPUT (impossible electron count, a reference/list determinant with the wrong
+ * electron count or beyond norb, an empty space, more than 2^31-1 determinants or strings of one
+ * spin); CIS_ERR_NOMEM (the space needs more host memory than host_mem: the message names the
+ * space, its determinants, the bytes it needs and those available). */
 cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
                         const cis_space_opts *opts, cis_space **out);
 void cis_space_destroy(cis_space **s);
@@ -42,6 +49,10 @@ int cis_space_nalpha(const cis_space *s);
 int cis_space_nbeta(const cis_space *s);
 const char *cis_space_describe(const cis_space *s); /* e.g. "CISD (level 2)" */
 int64_t cis_space_bytes(const cis_space *s);        /* host memory it holds */
+/* The host memory FCI of nalpha and nbeta electrons in norb orbitals takes while it is built
+ * and once built with the row generator's link tables, whichever is more: what
+ * cis_space_build checks against host_mem. A double: counts past int64 do not wrap. */
+double cis_space_fci_bytes(int norb, int nalpha, int nbeta);
 /* Strings of determinant i (in our order): nwords words each. */
 const uint64_t *cis_space_alpha(const cis_space *s, int64_t i);
 const uint64_t *cis_space_beta(const cis_space *s, int64_t i);

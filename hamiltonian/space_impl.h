@@ -17,6 +17,7 @@ struct cis_space {
   int norb, nw, nalpha, nbeta;
   char desc[96];
   int64_t ndet, nref;
+  int64_t host_mem;         /* cis_space_opts.host_mem: what it and its link tables may take */
   cis_strlist astr, bstr;
   int32_t *det_ia, *det_ib; /* ndet, our order */
   int64_t *aptr;            /* astr.n + 1 */
@@ -46,6 +47,12 @@ static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t i
   }
   return -1;
 }
+
+/* CIS_ERR_NOMEM, before anything that takes `need` bytes is stored, when that is more than the
+ * process may still take (s->host_mem when set, else cis_host_mem_probe; nothing is refused
+ * where no bound is known): "<what> needs X of host memory for <parts>; Y available (bound)". */
+cis_err cis_space_check_room(const cis_space *s, double need, const char *what,
+                             const char *parts);
 
 /* Our order (hamiltonian/refregion.c): the Reference region, of s->nref determinants asked for
  * and as many as its rule adds, then the rest in alpha-major order. hd and keys are in

@@ -384,7 +384,7 @@ static int run(const char *path, int argc, char **argv) {
   ref_data r;
   memset(&r, 0, sizeof r);
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
-  cis_space_opts so = {0, 0};
+  cis_space_opts so = {0, 0, 0};
   cis_hmat_opts ho = {.host_cache = -1};
   rec_sink sink = {.base = {rec_begin, rec_block}};
   int expect_streamed = 0;

@@ -230,7 +230,7 @@ static int run_chem(const char *path, int spin2, double shift) {
   double *X = NULL, *A = NULL, ec[4], eg[4];
   memset(&p, 0, sizeof p);
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
-  cis_space_opts so7 = {7, 0};
+  cis_space_opts so7 = {7, 0, 0};
   cis_hmat_opts all = {.host_cache = (int64_t)1 << 30};
   cis_hmat_opts none = {.host_cache = 0, .block_rows = 32};
   double s2 = 0.25 * spin2 * (spin2 + 2);

@@ -1,7 +1,8 @@
 /* Determinant spaces: truncated-space sizes against the combinatorial formula, membership
  * against brute force over the FCI space, the Reference-region order, input errors, and the
  * explicit-matrix path (permutation, budget error), and the build's cache decisions (a caller's
- * store taking every block: none cached; the default budget with the caller's vectors). */
+ * store taking every block: none cached; the default budget with the caller's vectors), and the
+ * host memory a space needs, refused before it is stored. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +92,7 @@ static void test_truncated(int norb, int na, int nb, int L) {
   cis_integrals in;
   random_ints(&in, norb, na, nb, 1);
   cis_space_spec spec = {.kind = CIS_SPACE_TRUNCATED, .level = L};
-  cis_space_opts so = {50, 0};
+  cis_space_opts so = {50, 0, 0};
   cis_space *s = NULL;
   if (cis_space_build(&in, &spec, &so, &s)) {
     EXPECT(0, "truncated build: %s", cis_error_message());
@@ -227,7 +228,7 @@ static void test_cache_decisions(void) {
   cis_integrals in;
   random_ints(&in, 10, 3, 3, 3);
   cis_space_spec spec = {.kind = CIS_SPACE_FCI};
-  cis_space_opts so = {20, 0};
+  cis_space_opts so = {20, 0, 0};
   cis_space *s = NULL;
   if (cis_space_build(&in, &spec, &so, &s)) {
     EXPECT(0, "FCI build: %s", cis_error_message());
@@ -259,6 +260,86 @@ static void test_cache_decisions(void) {
   free(in.eri);
 }
 
+/* The host memory a space needs, refused before it is stored (CIS_ERR_NOMEM, naming the space
+ * and its count): FCI builds within exactly cis_space_fci_bytes, which is no less than what the
+ * space and its link tables then hold, and not within one byte less; a truncated space and a
+ * list are refused before their determinants are stored, and link tables past the limit when
+ * the row generator has counted them. Spaces too large to count within
+ * int64 are refused as input (more than 2^31-1 strings), not wrapped into a small count. */
+static void expect_nomem(const cis_integrals *in, const cis_space_spec *spec, int64_t host_mem,
+                         const char *what) {
+  cis_space_opts so = {0, 0, host_mem};
+  cis_space *s = NULL;
+  cis_err e = cis_space_build(in, spec, &so, &s);
+  printf("expected error: %s\n", cis_error_message());
+  EXPECT(e == CIS_ERR_NOMEM && s == NULL, "no memory error for %s", what);
+  EXPECT(strstr(cis_error_message(), what) != NULL, "message lacks '%s'", what);
+  cis_error_clear();
+  cis_space_destroy(&s);
+}
+
+static void test_memory(void) {
+  cis_integrals in;
+  random_ints(&in, 10, 3, 3, 5);
+  cis_space_spec fci = {.kind = CIS_SPACE_FCI};
+  double need = cis_space_fci_bytes(10, 3, 3);
+  cis_space_opts so = {0, 0, (int64_t)ceil(need)};
+  cis_space *s = NULL;
+  if (cis_space_build(&in, &fci, &so, &s)) {
+    EXPECT(0, "FCI within %.0f bytes: %s", need, cis_error_message());
+  } else {
+    cis_hmat_opts o = {.host_cache = 0};
+    cis_hmat_plan pl;
+    EXPECT(cis_hmat_plan_ci(&in, s, &o, 0.0, 0.0, &pl) == CIS_OK, "plan: %s",
+           cis_error_message());
+    printf("FCI(10, 3, 3): %.0f bytes counted, %lld held with its link tables\n", need,
+           (long long)(cis_space_bytes(s) + pl.table_bytes));
+    EXPECT(cis_space_bytes(s) + pl.table_bytes <= need, "held %lld > counted %.0f",
+           (long long)(cis_space_bytes(s) + pl.table_bytes), need);
+  }
+  cis_space_destroy(&s);
+  expect_nomem(&in, &fci, (int64_t)ceil(need) - 1,
+               "FCI of 14400 determinants needs");
+  cis_space_spec cisd = {.kind = CIS_SPACE_TRUNCATED, .level = 2};
+  expect_nomem(&in, &cisd, 20000, "CISD (level 2) of");
+  /* within the limit, but not its link tables: refused once the row generator counts them */
+  cis_space_opts so2 = {0, 0, 50000};
+  if (cis_space_build(&in, &cisd, &so2, &s)) {
+    EXPECT(0, "CISD within 50000 bytes: %s", cis_error_message());
+  } else {
+    cis_hmat_opts o = {.host_cache = 0};
+    cis_hmat_plan pl;
+    cis_err e = cis_hmat_plan_ci(&in, s, &o, 0.0, 0.0, &pl);
+    printf("expected error: %s\n", cis_error_message());
+    EXPECT(e == CIS_ERR_NOMEM && strstr(cis_error_message(), "CISD (level 2) of 610 "
+                                                            "determinants needs") &&
+               strstr(cis_error_message(), "string link tables"),
+           "link tables within 50000 bytes: %s", cis_error_message());
+    cis_error_clear();
+  }
+  cis_space_destroy(&s);
+  expect_nomem(&in, &cisd, 1000, "CISD (level 2) with 85 alpha and 85 beta strings needs");
+  uint64_t a[2] = {0x7, 0xb}, b[2] = {0x7, 0x7};
+  cis_space_spec list = {.kind = CIS_SPACE_LIST, .ndets = 2, .det_alpha = a, .det_beta = b};
+  expect_nomem(&in, &list, 100, "explicit list of 2 determinants needs");
+  free(in.h1e);
+  free(in.eri);
+  /* C(70, 35) passes 2^62: refused, not counted as a wrapped product */
+  random_ints(&in, 70, 35, 35, 6);
+  cis_space *big = NULL;
+  EXPECT(cis_space_build(&in, &fci, NULL, &big) == CIS_ERR_INPUT && big == NULL &&
+             strstr(cis_error_message(), "more than 2^31-1 strings"),
+         "FCI(70, 35, 35): %s", cis_error_message());
+  cis_error_clear();
+  cis_space_spec high = {.kind = CIS_SPACE_TRUNCATED, .level = 70};
+  EXPECT(cis_space_build(&in, &high, NULL, &big) == CIS_ERR_INPUT && big == NULL &&
+             strstr(cis_error_message(), "2^31-1 strings of one spin"),
+         "CI level 70 of (70, 35, 35): %s", cis_error_message());
+  cis_error_clear();
+  free(in.h1e);
+  free(in.eri);
+}
+
 int main(void) {
   test_truncated(10, 3, 2, 2);
   test_truncated(10, 3, 2, 3);
@@ -269,5 +350,6 @@ int main(void) {
   test_errors();
   test_explicit();
   test_cache_decisions();
+  test_memory();
   return cis_test_summary();
 }

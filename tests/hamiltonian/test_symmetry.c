@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     EXPECT(y.orbsym == CIS_ORBSYM_AGREES && y.orbsym_bits == nbits, "ORBSYM (%d bits) disagrees",
            y.orbsym_bits);
     cis_space_spec spec = {.kind = CIS_SPACE_FCI};
-    cis_space_opts so = {0, 0};
+    cis_space_opts so = {0, 0, 0};
     cis_hmat_opts ho = {.host_cache = 1 << 30};
     cis_space *s = NULL;
     cis_hmat *h = NULL;
