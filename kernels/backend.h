@@ -88,8 +88,8 @@ typedef struct {
 } cis_gpu_props;
 cis_err cis_backend_cuda_props(int device, cis_gpu_props *out);
 /* Start the CUDA context of `device` (< 0: device 0) on a helper thread, so that it overlaps
- * the host's work until cis_backend_create_cuda (about 0.3 s on an H200 host);
- * cis_backend_cuda_prewarm_join waits for it and must come before cis_backend_create_cuda and
+ * the host's work until cis_backend_create_cuda (starting a context is a visible part of a short
+ * run); cis_backend_cuda_prewarm_join waits for it and must come before cis_backend_create_cuda and
  * before exit. Failures are left to cis_backend_create_cuda to find and report. No-op without
  * CUDA. */
 void cis_backend_cuda_prewarm(int device);
