@@ -275,6 +275,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     rep.t_space = cis_wtime() - t0;
     /* the plan's decisions (app/plan.c says why), executed: the build's options and pool */
     cis_plan_decide(&opt, cis_space_ndet(space), 1, &dec);
+    CIS_TRY(cis_plan_check_vectors(&opt, dec.n, dec.ci, dec.gpu));
     cis_plan_hmat_opts(&opt, &dec, &hopt);
     hopt.progress = cis_report_progress(&rep);
     if (dec.pool_bytes > 0) {
@@ -287,6 +288,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
   } else {
     cis_plan_decide(&opt, prob.matrix.n, 0, &dec);
+    CIS_TRY(cis_plan_check_vectors(&opt, dec.n, dec.ci, dec.gpu));
     cis_plan_hmat_opts(&opt, &dec, &hopt);
     hopt.progress = cis_report_progress(&rep);
     CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));

@@ -23,6 +23,11 @@ int64_t cis_plan_device_vectors(const cis_options *o) {
   return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND);
 }
 
+int64_t cis_plan_held_vectors(const cis_options *o, int gpu) {
+  return gpu ? cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST)
+             : cis_plan_host_vectors(o);
+}
+
 int64_t cis_plan_host_budget(const cis_options *o, int64_t n) {
   return cis_hmat_default_budget(n, cis_plan_host_vectors(o));
 }
@@ -86,6 +91,25 @@ void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_h
 cis_err cis_plan_check_nroots(const cis_options *o, int64_t n) {
   CIS_CHECK(o->nroots <= n, CIS_ERR_USAGE, "--nroots %d: the space has only %lld determinants",
             o->nroots, (long long)n);
+  return CIS_OK;
+}
+
+cis_err cis_plan_check_vectors(const cis_options *o, int64_t n, int ci, int gpu) {
+  cis_host_mem m;
+  cis_host_mem_probe("", &m);
+  if (m.meminfo < 0 && m.cgroup < 0 && m.rlimit < 0) return CIS_OK; /* nothing known */
+  int64_t nvec = cis_plan_held_vectors(o, gpu);
+  double need = (double)nvec * (double)n * 8.0, avail = (double)m.least;
+  int m_basis = CIS_MAX(cis_eig_max_subspace(o->max_subspace, o->nroots), 2 * o->nroots);
+  char b1[32], b2[32];
+  CIS_CHECK(need <= avail, CIS_ERR_NOMEM,
+            "the solver's %lld vectors of %lld %s need %s of host memory "
+            "(--max-subspace %d%s, %d root%s%s); %s available (%s): lower --max-subspace or "
+            "--nroots",
+            (long long)nvec, (long long)n, ci ? "determinants" : "rows",
+            cis_format_bytes(need, b1, sizeof b1), m_basis, o->max_subspace ? "" : " by default",
+            o->nroots, o->nroots == 1 ? "" : "s", gpu ? ", the host's copies of a GPU run" : "",
+            cis_format_bytes(avail, b2, sizeof b2), m.bound);
   return CIS_OK;
 }
 
@@ -170,6 +194,7 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     CIS_TRY(cis_plan_check_nroots(o, n));
     snprintf(out->space, sizeof out->space, "%s", cis_space_describe(space));
     cis_plan_decide(o, n, 1, &out->dec);
+    CIS_TRY(cis_plan_check_vectors(o, n, 1, out->device != CIS_PLAN_CPU));
     cis_plan_hmat_opts(o, &out->dec, &hopt);
     CIS_TRY(cis_hmat_plan_ci(&p->ints, space, &hopt, spin_shift, spin_s2, &out->hm));
     int norb = p->ints.norb;
@@ -177,6 +202,7 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     out->space_bytes = cis_space_bytes(space) + out->hm.table_bytes;
   } else {
     cis_plan_decide(o, p->matrix.n, 0, &out->dec);
+    CIS_TRY(cis_plan_check_vectors(o, p->matrix.n, 0, out->device != CIS_PLAN_CPU));
     cis_plan_hmat_opts(o, &out->dec, &hopt);
     CIS_TRY(cis_hmat_plan_csr(&p->matrix, &hopt, &out->hm));
     CIS_TRY(cis_plan_check_nroots(o, out->hm.n));
@@ -185,10 +211,7 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     out->space_bytes = p->matrix.n * 16; /* the permutation and the diagonal */
   }
   int64_t n = out->hm.n;
-  /* on a GPU the solver's vectors live there, and the host keeps its copies */
-  out->host_vectors = out->device == CIS_PLAN_GPU
-                          ? cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_HOST)
-                          : cis_plan_host_vectors(o);
+  out->host_vectors = cis_plan_held_vectors(o, out->device == CIS_PLAN_GPU);
   out->vector_bytes = out->host_vectors * n * 8;
   if (out->device == CIS_PLAN_GPU) plan_gpu(o, out);
   out->host_bytes = out->input_bytes + out->space_bytes + out->copy_bytes + out->hm.ell_bytes +

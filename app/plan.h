@@ -31,6 +31,19 @@ int cis_plan_gpu_expected(const cis_options *o);
  * the matrix. */
 int64_t cis_plan_host_vectors(const cis_options *o);
 int64_t cis_plan_device_vectors(const cis_options *o);
+/* The solver's vectors the host holds: on the CPU backend, all of the above; on a GPU, where
+ * they live on the device, the host's copies only. */
+int64_t cis_plan_held_vectors(const cis_options *o, int gpu);
+/* Once n is known and before the matrix is built: the vectors the host will hold (above, 8n
+ * bytes each) must fit in the memory this process may still take (cis_host_mem_probe: free
+ * memory, cgroup limits, ulimit -v / -d; taken with the space or the explicit matrix already
+ * stored, so that they are counted out of it), else CIS_ERR_NOMEM naming them, their bytes,
+ * what is available and what to lower -- rather than an allocation that fails, or a process
+ * killed for memory, after the whole matrix was built. Nothing is refused where no bound is
+ * known. `gpu`: a GPU run (--dry-run: the plan's device, or --device gpu without one, as the
+ * run counts it; the run: cis_plan_decisions.gpu). A GPU that cannot hold its vectors is
+ * refused by the upload (spmv/hyb_cuda.h: the room kept for them). */
+cis_err cis_plan_check_vectors(const cis_options *o, int64_t n, int ci, int gpu);
 /* The default --mem for n determinants: the library's rule with the host vectors above. */
 int64_t cis_plan_host_budget(const cis_options *o, int64_t n);
 /* The bytes the host caches Expansion blocks in: --mem, or the default above. */
