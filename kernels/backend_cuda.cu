@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 extern "C" {
 #include "base/util.h"
@@ -200,16 +201,27 @@ extern "C" int64_t cis_backend_cuda_device_memory(int device) {
   return (int64_t)prop.totalGlobalMem;
 }
 
+/* cudaGetDeviceCount failed: say why, and, where CUDA could not even reserve its address space
+ * under a limit on it (ulimit -v or -d), which limit and what to do. */
+static cis_err device_count_failed(cudaError_t e) {
+  (void)cudaGetLastError();
+  struct rlimit as, data;
+  int limited = (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) ||
+                (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY);
+  if (e == cudaErrorMemoryAllocation && limited)
+    CIS_ERROR(CIS_ERR_RESOURCE, "no usable CUDA device: cudaGetDeviceCount: %s (%s); CUDA "
+              "reserves more address space than the process's limit allows (ulimit -v or -d): "
+              "raise it, or run with --device cpu", cudaGetErrorName(e), cudaGetErrorString(e));
+  CIS_ERROR(CIS_ERR_RESOURCE, "no usable CUDA device: cudaGetDeviceCount: %s (%s)",
+            cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
 extern "C" cis_err cis_backend_cuda_props(int device, cis_gpu_props *out) {
   int count = 0, dev = device < 0 ? 0 : device;
   cudaDeviceProp prop;
   memset(out, 0, sizeof *out);
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    CIS_ERROR(CIS_ERR_RESOURCE, "no usable CUDA device: cudaGetDeviceCount: %s (%s)",
-              cudaGetErrorName(e), cudaGetErrorString(e));
-  }
+  if (e != cudaSuccess) return device_count_failed(e);
   if (dev >= count)
     CIS_ERROR(CIS_ERR_RESOURCE, "GPU %d asked for, but %d CUDA device%s found", dev, count,
               count == 1 ? "" : "s");
@@ -252,9 +264,7 @@ extern "C" void cis_backend_cuda_prewarm_join(void) {
 static cis_err pick_device(int device, cudaDeviceProp *prop, int *out) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess)
-    CIS_ERROR(CIS_ERR_RESOURCE, "no usable CUDA device: cudaGetDeviceCount: %s (%s)",
-              cudaGetErrorName(e), cudaGetErrorString(e));
+  if (e != cudaSuccess) return device_count_failed(e);
   if (count == 0)
     CIS_ERROR(CIS_ERR_RESOURCE, "no usable CUDA device: cudaGetDeviceCount found none");
   int dev = device < 0 ? 0 : device;
