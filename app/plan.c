@@ -95,11 +95,11 @@ cis_err cis_plan_check_nroots(const cis_options *o, int64_t n) {
 }
 
 cis_err cis_plan_check_vectors(const cis_options *o, int64_t n, int ci, int gpu) {
-  cis_host_mem m;
-  cis_host_mem_probe("", &m);
-  if (m.meminfo < 0 && m.cgroup < 0 && m.rlimit < 0) return CIS_OK; /* nothing known */
+  double avail;
+  const char *bound;
+  if (!cis_host_mem_room(&avail, &bound)) return CIS_OK; /* nothing known */
   int64_t nvec = cis_plan_held_vectors(o, gpu);
-  double need = (double)nvec * (double)n * 8.0, avail = (double)m.least;
+  double need = (double)nvec * (double)n * 8.0;
   int m_basis = CIS_MAX(cis_eig_max_subspace(o->max_subspace, o->nroots), 2 * o->nroots);
   char b1[32], b2[32];
   CIS_CHECK(need <= avail, CIS_ERR_NOMEM,
@@ -109,7 +109,7 @@ cis_err cis_plan_check_vectors(const cis_options *o, int64_t n, int ci, int gpu)
             (long long)nvec, (long long)n, ci ? "determinants" : "rows",
             cis_format_bytes(need, b1, sizeof b1), m_basis, o->max_subspace ? "" : " by default",
             o->nroots, o->nroots == 1 ? "" : "s", gpu ? ", the host's copies of a GPU run" : "",
-            cis_format_bytes(avail, b2, sizeof b2), m.bound);
+            cis_format_bytes(avail, b2, sizeof b2), bound);
   return CIS_OK;
 }
 

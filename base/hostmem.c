@@ -238,3 +238,12 @@ int64_t cis_host_mem_available(void) {
   cis_host_mem_probe("", &m);
   return m.least;
 }
+
+int cis_host_mem_room(double *avail, const char **bound) {
+  cis_host_mem m;
+  cis_host_mem_probe("", &m);
+  if (m.meminfo < 0 && m.cgroup < 0 && m.rlimit < 0) return 0;
+  *avail = (double)m.least;
+  *bound = m.bound;
+  return 1;
+}

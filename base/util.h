@@ -47,6 +47,9 @@ typedef struct {
 void cis_host_mem_probe(const char *root, cis_host_mem *m);
 /* The memory this process may still take: cis_host_mem_probe("").least. */
 int64_t cis_host_mem_available(void);
+/* The same, for a check that refuses what does not fit: 0 when no bound is known (nothing is
+ * to be refused), else 1 with *avail in bytes and *bound naming what sets it. */
+int cis_host_mem_room(double *avail, const char **bound);
 /* Peak resident set size of this process in bytes (0 if unknown). */
 int64_t cis_peak_rss(void);
 

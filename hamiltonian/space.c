@@ -62,12 +62,8 @@ cis_err cis_space_check_room(const cis_space *s, double need, const char *what,
   const char *bound = "the caller's limit";
   if (s->host_mem > 0) {
     avail = (double)s->host_mem;
-  } else {
-    cis_host_mem m;
-    cis_host_mem_probe("", &m);
-    if (m.meminfo < 0 && m.cgroup < 0 && m.rlimit < 0) return CIS_OK;
-    avail = (double)m.least;
-    bound = m.bound;
+  } else if (!cis_host_mem_room(&avail, &bound)) {
+    return CIS_OK;
   }
   char b1[32], b2[32];
   CIS_CHECK(need <= avail, CIS_ERR_NOMEM,
