@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 #include "hamiltonian/rdm.h"
+#include "io/molden.h"
 
 /* The default check: every symmetry block's next state near the roots is searched; a missed
  * state is included. */
@@ -47,6 +48,7 @@ void cis_analysis_buf_free(cis_analysis_buf *b) {
   cis_free(&b->degen);
   cis_free(&b->rdm1);
   cis_free(&b->noons);
+  cis_free(&b->natorbs);
 }
 
 /* The penalty moved each eigenvalue by shift * (<S^2> - S(S+1)), or by its square when
@@ -86,11 +88,14 @@ static cis_err rdm_results(const cis_hmat *h, const cis_eig_result *res, cis_ana
   CIS_CALL(cis_malloc(&b->rdm1, (size_t)K * (size_t)norb * (size_t)norb, sizeof(double),
                       "density matrices"));
   CIS_CALL(cis_malloc(&b->noons, (size_t)K * (size_t)norb, sizeof(double), "natural occupations"));
+  CIS_CALL(cis_malloc(&b->natorbs, (size_t)K * (size_t)norb * (size_t)norb, sizeof(double),
+                      "natural orbitals"));
   CIS_CALL(cis_rdm1(h->space, K, res->evecs, b->rdm1));
-  CIS_CALL(cis_natural_occupations(norb, K, b->rdm1, b->noons));
+  CIS_CALL(cis_natural_orbitals(norb, K, b->rdm1, b->noons, b->natorbs));
   an->norb = norb;
   an->rdm1 = b->rdm1;
   an->noons = b->noons;
+  an->natorbs = b->natorbs;
   return CIS_OK;
 }
 
@@ -104,4 +109,51 @@ cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_eig_result
     CIS_CALL(rdm_results(h, res, an, b));
   }
   return CIS_OK;
+}
+
+/* The columns of the Molden file: the core orbitals (occupation 2), then the natural orbitals
+ * U (norb x norb, columns) of the active orbitals A (nao x norb) in the atomic orbitals, A U. */
+static void molden_columns(const cis_orbitals *orb, int norb, const double *U, double *coef) {
+  int nmo = orb->ncore + norb;
+  for (int64_t mu = 0; mu < orb->nao; mu++) {
+    double *c = coef + mu * nmo;
+    const double *a = orb->active + mu * norb;
+    for (int k = 0; k < orb->ncore; k++) c[k] = orb->core[mu * orb->ncore + k];
+    for (int i = 0; i < norb; i++) {
+      double s = 0.0;
+      for (int p = 0; p < norb; p++) s += a[p] * U[(int64_t)p * norb + i];
+      c[orb->ncore + i] = s;
+    }
+  }
+}
+
+cis_err cis_analysis_write_molden(const cis_options *o, const cis_orbitals *orb, int nroots,
+                                  const cis_analysis *an) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  double *avg = NULL, *U = NULL, *occ = NULL, *coef = NULL;
+  if (!an->rdm1 || orb->nao <= 0 || nroots <= 0)
+    CIS_FAIL(CIS_ERR_INTERNAL, "--molden without density matrices or orbitals");
+  int norb = an->norb, nmo = orb->ncore + norb;
+  int64_t nn = (int64_t)norb * norb;
+  CIS_TRY(cis_calloc(&avg, (size_t)nn, sizeof *avg, "averaged density matrix"));
+  CIS_TRY(cis_malloc(&U, (size_t)nn, sizeof *U, "natural orbitals"));
+  CIS_TRY(cis_malloc(&occ, (size_t)nmo, sizeof *occ, "natural occupations"));
+  CIS_TRY(cis_malloc(&coef, (size_t)orb->nao * (size_t)nmo, sizeof *coef, "Molden orbitals"));
+  for (int j = 0; j < nroots; j++)
+    for (int64_t t = 0; t < nn; t++) avg[t] += an->rdm1[j * nn + t] / nroots;
+  for (int k = 0; k < orb->ncore; k++) occ[k] = 2.0;
+  CIS_TRY(cis_natural_orbitals(norb, 1, avg, occ + orb->ncore, U));
+  molden_columns(orb, norb, U, coef);
+  CIS_TRY(cis_molden_write(o->molden, orb->molden_header, orb->nao, nmo, coef, occ));
+  if (!o->quiet)
+    printf("molden           %s (natural orbitals of %s%s)\n", o->molden,
+           nroots > 1 ? "the average of the roots" : "the root",
+           orb->ncore > 0 ? ", after the core orbitals" : "");
+cleanup:
+  cis_free(&avg);
+  cis_free(&U);
+  cis_free(&occ);
+  cis_free(&coef);
+  return err;
 }

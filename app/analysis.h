@@ -14,7 +14,7 @@
 
 typedef struct {
   int *spin_ok, *degen;
-  double *rdm1, *noons;
+  double *rdm1, *noons, *natorbs;
 } cis_analysis_buf;
 
 void cis_analysis_buf_free(cis_analysis_buf *b);
@@ -30,9 +30,17 @@ cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, cis_oper
                                  const cis_hmat *h, const cis_eig_opts *eo, cis_eig_result *res,
                                  cis_analysis *an);
 
-/* Spin correction and flags (--spin), degenerate groups, density matrices (--rdm1). May change
- * res->evals (the penalty is removed). s2 may be NULL for explicit matrices. */
+/* Spin correction and flags (--spin), degenerate groups, density matrices and natural orbitals
+ * (--rdm1). May change res->evals (the penalty is removed). s2 may be NULL for explicit
+ * matrices. */
 cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_eig_result *res,
                          const double *s2, cis_analysis *an, cis_analysis_buf *b);
+
+/* --molden: the natural orbitals of the nroots roots' average density matrix (equal weights;
+ * one root's own for one root) in the atomic orbitals of `orb` (the input's /orbitals), after
+ * its doubly occupied core orbitals, written to o->molden (docs/usage.md, "Natural orbitals").
+ * Needs an->rdm1 (cis_analysis_run with --rdm1, which --molden sets). */
+cis_err cis_analysis_write_molden(const cis_options *o, const cis_orbitals *orb, int nroots,
+                                  const cis_analysis *an);
 
 #endif

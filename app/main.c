@@ -44,11 +44,11 @@ static cis_err input_stem_path(const char *input, const char *suffix, char *dst,
   return CIS_OK;
 }
 
-/* The checkpoint beside the output: OUTPUT without ".out.h5" (or ".h5"), plus ".ckpt.h5"; with
- * the output discarded, beside where it would have gone. */
-static cis_err default_checkpoint(cis_options *o) {
-  if (cis_files_output_discarded(o))
-    return input_stem_path(o->input, ".ckpt.h5", o->checkpoint, sizeof o->checkpoint);
+/* A file beside the output (the checkpoint: ".ckpt.h5"; the Molden file: ".molden"): OUTPUT
+ * without ".out.h5" (or ".h5"), plus `suffix`; with the output discarded, beside where it would
+ * have gone. */
+static cis_err beside_output(const cis_options *o, const char *suffix, char *dst, size_t cap) {
+  if (cis_files_output_discarded(o)) return input_stem_path(o->input, suffix, dst, cap);
   char stem[4080];
   size_t n = strlen(o->output);
   CIS_CHECK(n < sizeof stem, CIS_ERR_USAGE, "output path too long: %s", o->output);
@@ -57,8 +57,8 @@ static cis_err default_checkpoint(cis_options *o) {
     stem[n - 7] = '\0';
   else if (n > 3 && strcmp(stem + n - 3, ".h5") == 0)
     stem[n - 3] = '\0';
-  int w = snprintf(o->checkpoint, sizeof o->checkpoint, "%s.ckpt.h5", stem);
-  CIS_CHECK(w > 0 && (size_t)w < sizeof o->checkpoint, CIS_ERR_USAGE, "checkpoint path too long");
+  int w = snprintf(dst, cap, "%s%s", stem, suffix);
+  CIS_CHECK(w > 0 && (size_t)w < cap, CIS_ERR_USAGE, "%s path too long", suffix);
   return CIS_OK;
 }
 
@@ -234,7 +234,10 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   /* Paths come from the command line alone: every file is checked before any work. */
   if (!opt.output[0])
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
-  if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
+  if (!opt.checkpoint[0])
+    CIS_TRY(beside_output(&opt, ".ckpt.h5", opt.checkpoint, sizeof opt.checkpoint));
+  if (opt.molden_set && !opt.molden[0])
+    CIS_TRY(beside_output(&opt, ".molden", opt.molden, sizeof opt.molden));
   CIS_TRY(cis_files_check(&opt));
   cis_signals_install();
   CIS_TRY(cis_input_read(opt.input, &prob));
@@ -246,6 +249,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob));
+  CIS_TRY(cis_files_check_molden(&opt, &prob));
   /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the
    * build (the space's size and Reference region are compared once built). */
   cis_fingerprint fp;
@@ -375,6 +379,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
     if (!opt.quiet) printf("results          %s\n", opt.output);
   }
+  if (opt.molden_set) CIS_TRY(cis_analysis_write_molden(&opt, &prob.orbitals, res.nroots, &an));
   *exit_code = res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
 
 cleanup:

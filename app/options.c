@@ -54,7 +54,10 @@ static const opt_desc k_opts[] = {
      "how the run makes sure no lower state was missed: blocks (default: search every symmetry "
      "block near the roots), full (--check-roots: blocks, then a search from random vectors), "
      "none"},
-    {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural occupations per root"},
+    {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural orbitals per root"},
+    {"molden", ARG_OPTIONAL, "FILE",
+     "natural orbitals (state-averaged over the roots) as a Molden file, for an input.h5 with "
+     "/orbitals; implies --rdm1 (default FILE: OUTPUT stem + .molden)"},
     {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N",
@@ -83,7 +86,8 @@ static const opt_desc k_opts[] = {
 /* Options that name a file to write or read: the command line's alone, never an input file's
  * (an untrusted input could otherwise overwrite any file the user can write). */
 static int is_path_option(const char *name) {
-  static const char *const paths[] = {"output", "export-matrix", "checkpoint", "restart"};
+  static const char *const paths[] = {"output", "export-matrix", "checkpoint", "restart",
+                                      "molden"};
   for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
     if (strcmp(name, paths[i]) == 0) return 1;
   return 0;
@@ -97,7 +101,8 @@ void cis_options_print_help(void) {
       "INPUT is an FCIDUMP, a cisolve input.h5 (docs/input-format.md) or a Matrix Market\n"
       "file with an explicit symmetric matrix; the format is detected from the content.\n"
       "Options stored in input.h5 apply unless given here; file paths (--output,\n"
-      "--checkpoint, --export-matrix, --restart) come from the command line only.\n\noptions:\n");
+      "--checkpoint, --export-matrix, --restart, --molden) come from the command line only.\n"
+      "\noptions:\n");
   for (int i = 0; i < NOPTS; i++) {
     char lhs[64];
     if (k_opts[i].arg == ARG_REQUIRED)
@@ -225,6 +230,9 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     CIS_CALL(parse_check(v, o));
   } else if (strcmp(name, "rdm1") == 0) {
     o->rdm1 = 1;
+  } else if (strcmp(name, "molden") == 0) {
+    o->molden_set = o->rdm1 = 1;
+    if (v) CIS_CALL(copy_path(o->molden, v, "--molden"));
   } else if (strcmp(name, "space") == 0) {
     CIS_CALL(parse_space(v, o));
   } else if (strcmp(name, "ms2") == 0) {

@@ -37,7 +37,9 @@ typedef struct {
   int spin2;                /* 2S */
   double spin_shift;        /* --spin-shift, Eh (default 0.5) */
   cis_check_mode check_roots; /* --check-roots[=MODE]: how to make sure no lower state was missed */
-  int rdm1;                 /* --rdm1: one-particle density matrices and natural occupations */
+  int rdm1;                 /* --rdm1: one-particle density matrices and natural orbitals */
+  int molden_set;           /* --molden[=FILE]: the natural orbitals as a Molden file (sets rdm1) */
+  char molden[4096];        /* its path; default: OUTPUT stem with .molden */
 
   int space_set;            /* --space given (else the file's, else fci) */
   cis_space_kind space_kind;

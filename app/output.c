@@ -142,6 +142,7 @@ static cis_err results_analysis(hid_t g, const char *path, const cis_output *o,
     int64_t d3[3] = {k, a->norb, a->norb}, d2[2] = {k, a->norb};
     CIS_CALL(write_3d(g, path, "rdm1", d3, a->rdm1));
     CIS_CALL(cis_h5_write(g, path, "natural_occupations", H5T_NATIVE_DOUBLE, 2, d2, a->noons));
+    if (a->natorbs) CIS_CALL(write_3d(g, path, "natural_orbitals", d3, a->natorbs));
   }
   if (a->check_blocks) {
     const cis_blockcheck *b = &a->blocks;
@@ -283,6 +284,7 @@ static cis_err options_strings(hid_t g, const char *path, const cis_options *o) 
   CIS_CALL(cis_h5_attr_string(g, path, "output", o->output));
   CIS_CALL(cis_h5_attr_string(g, path, "export_matrix", o->export_matrix));
   CIS_CALL(cis_h5_attr_string(g, path, "checkpoint", o->checkpoint));
+  CIS_CALL(cis_h5_attr_string(g, path, "molden", o->molden));
   CIS_CALL(cis_h5_attr_string(g, path, "solver",
                               o->solver == CIS_SOLVER_LANCZOS ? "lanczos" : "davidson"));
   CIS_CALL(cis_h5_attr_string(g, path, "space_kind", space_name(o->space_kind)));

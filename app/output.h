@@ -17,6 +17,7 @@ typedef struct {
   int norb;
   const double *rdm1;      /* nroots x norb x norb, spin-summed */
   const double *noons;     /* nroots x norb, descending */
+  const double *natorbs;   /* nroots x norb x norb: [j][p][i] = orbital p in natural orbital i */
   int check_blocks;        /* the search of every symmetry block ran (--check-roots blocks) */
   cis_blockcheck blocks;   /* its outcome */
   int check_roots;         /* the search from random vectors ran (--check-roots full) */
@@ -42,7 +43,8 @@ typedef struct {
 /* /results/energies (total, Eh), /results/vectors (nroots x n, row j = root j, our det order),
  * /results/s2, /results/residual_norms, /results/converged, /determinants/{alpha,beta}
  * (n x nwords uint64), /options (attributes), /problem (norb, nalpha, nbeta, ndet, nref,
- * ecore, space); cis_output_write_analysis adds /results/degenerate_group, spin_ok, rdm1, natural_occupations and
+ * ecore, space); cis_output_write_analysis adds /results/degenerate_group, spin_ok, rdm1,
+ * natural_occupations, natural_orbitals and
  * root-check attributes (docs/output-format.md). */
 cis_err cis_output_write(const char *path, const cis_output *out);
 

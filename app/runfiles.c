@@ -44,7 +44,7 @@ static cis_err check_writable(const char *path, const char *what) {
   return CIS_OK;
 }
 
-typedef enum { F_INPUT, F_RESTART, F_OUTPUT, F_CHECKPOINT, F_EXPORT, F_CONVERTED } file_kind;
+typedef enum { F_INPUT, F_RESTART, F_OUTPUT, F_CHECKPOINT, F_EXPORT, F_MOLDEN, F_CONVERTED } file_kind;
 
 typedef struct {
   file_kind kind;
@@ -67,7 +67,7 @@ static cis_err refuse_same(const run_file *w, const run_file *o) {
 
 cis_err cis_files_check(const cis_options *o) {
   const char *restart = cis_files_restart_path(o);
-  run_file f[5];
+  run_file f[6];
   int nf = 0;
   f[nf++] = (run_file){F_INPUT, "input", o->input};
   if (o->write_input[0]) { /* a conversion writes that file alone */
@@ -78,6 +78,7 @@ cis_err cis_files_check(const cis_options *o) {
     f[nf++] = (run_file){F_CHECKPOINT, "checkpoint", o->checkpoint};
     if (o->export_matrix[0])
       f[nf++] = (run_file){F_EXPORT, "exported matrix", o->export_matrix};
+    if (o->molden_set) f[nf++] = (run_file){F_MOLDEN, "Molden file", o->molden};
   }
   for (int i = 0; i < nf; i++)
     if (written(&f[i])) CIS_CALL(check_writable(f[i].path, f[i].what));
@@ -91,5 +92,14 @@ cis_err cis_files_check(const cis_options *o) {
   if (restart && !o->write_input[0] && access(restart, R_OK) != 0)
     CIS_ERROR(CIS_ERR_USAGE, "cannot open checkpoint %s to restart from: %s", restart,
               strerror(errno));
+  return CIS_OK;
+}
+
+cis_err cis_files_check_molden(const cis_options *o, const cis_problem *p) {
+  if (!o->molden_set || o->write_input[0]) return CIS_OK;
+  CIS_CHECK(p->kind == CIS_PROBLEM_INTEGRALS && p->orbitals.nao > 0, CIS_ERR_USAGE,
+            "--molden: %s carries no orbitals (an input.h5 with /orbitals, as "
+            "scripts/to_input_h5.py's from_scf writes it from a PySCF calculation; "
+            "docs/input-format.md)", o->input);
   return CIS_OK;
 }

@@ -1,6 +1,6 @@
 /* cisolve: the files of a run, checked before any work (docs/usage.md, "Files").
  *
- * A run writes --output (unless it is /dev/null), --checkpoint and --export-matrix, and reads
+ * A run writes --output (unless it is /dev/null), --checkpoint, --export-matrix and --molden, and reads
  * the input and, with --restart, a checkpoint; a conversion (--write-input) reads the input and
  * writes that file alone. Paths come from the command line only (never
  * from an input file's /options). Before the input is read, cis_files_check makes sure that
@@ -27,5 +27,8 @@ int cis_files_output_discarded(const cis_options *o);
 const char *cis_files_restart_path(const cis_options *o);
 /* The checks above, on options whose default paths are already filled in. */
 cis_err cis_files_check(const cis_options *o);
+/* Once the input is read: --molden needs an input that carries orbitals (input.h5 /orbitals);
+ * CIS_ERR_USAGE naming the input and where they come from otherwise. */
+cis_err cis_files_check_molden(const cis_options *o, const cis_problem *p);
 
 #endif

@@ -57,6 +57,9 @@ void cis_problem_free(cis_problem *p) {
   cis_free(&p->space.det_alpha);
   cis_free(&p->space.det_beta);
   cis_csr_free(&p->matrix);
+  cis_free(&p->orbitals.molden_header);
+  cis_free(&p->orbitals.active);
+  cis_free(&p->orbitals.core);
   memset(p, 0, sizeof *p);
 }
 

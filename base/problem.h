@@ -79,6 +79,18 @@ typedef struct {
   double *val;     /* nnz */
 } cis_csr;
 
+/* The orbitals of an integral problem in an atomic-orbital basis, as input.h5's optional
+ * /orbitals group gives them (docs/input-format.md), for a Molden file of natural orbitals:
+ * the converter writes the basis-set conventions (the Molden header and the coefficients in its
+ * AO order), so the program needs none of them. nao == 0: the input carries none. */
+typedef struct {
+  int nao;             /* atomic orbitals (rows of the coefficients) */
+  int ncore;           /* doubly occupied orbitals frozen out of the problem (columns of core) */
+  char *molden_header; /* the Molden file up to its [MO] section, NUL-terminated */
+  double *active;      /* nao x norb, row-major: column p is orbital p of the integrals */
+  double *core;        /* nao x ncore, row-major, or NULL when ncore == 0 */
+} cis_orbitals;
+
 typedef enum { CIS_PROBLEM_INTEGRALS = 0, CIS_PROBLEM_MATRIX } cis_problem_kind;
 
 /* Options stored in an input file, as (long option name without "--", value) strings; the
@@ -100,6 +112,7 @@ typedef struct {
   int space_from_file;     /* the input file named a space */
   cis_csr matrix;          /* CIS_PROBLEM_MATRIX */
   cis_kvlist file_options; /* solver options found in the input file */
+  cis_orbitals orbitals;   /* CIS_PROBLEM_INTEGRALS from input.h5 /orbitals; nao 0 if none */
 } cis_problem;
 
 void cis_problem_free(cis_problem *p);

@@ -4,6 +4,7 @@
 #include "hamiltonian/rdm.h"
 
 #include <lapacke.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,7 +121,17 @@ cleanup:
   return err;
 }
 
-cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ) {
+/* Column i of the eigenvectors A (column-major, ascending) as natural orbital norb-1-i of vec
+ * (row-major, descending), its largest component positive. */
+static void store_orbital(int norb, const double *a, int i, double *vec) {
+  int big = 0;
+  for (int p = 1; p < norb; p++)
+    if (fabs(a[p]) > fabs(a[big])) big = p;
+  double sign = a[big] < 0 ? -1.0 : 1.0;
+  for (int p = 0; p < norb; p++) vec[(int64_t)p * norb + (norb - 1 - i)] = sign * a[p];
+}
+
+cis_err cis_natural_orbitals(int norb, int k, const double *rdm, double *occ, double *vec) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   double *A = NULL, *w = NULL;
@@ -129,14 +140,20 @@ cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ)
   CIS_TRY(cis_malloc(&w, (size_t)norb, sizeof *w, "natural occupations"));
   for (int v = 0; v < k; v++) {
     memcpy(A, rdm + v * nn, sizeof(double) * (size_t)nn);
-    lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', norb, A, norb, w);
+    lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, vec ? 'V' : 'N', 'U', norb, A, norb, w);
     if (info != 0)
       CIS_FAIL(CIS_ERR_NUMERIC, "LAPACKE_dsyevd failed (info %d) on the density matrix of "
                "root %d", (int)info, v);
     for (int p = 0; p < norb; p++) occ[v * norb + p] = w[norb - 1 - p];
+    for (int i = 0; vec && i < norb; i++)
+      store_orbital(norb, A + (int64_t)i * norb, i, vec + v * nn);
   }
 cleanup:
   cis_free(&A);
   cis_free(&w);
   return err;
+}
+
+cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ) {
+  return cis_natural_orbitals(norb, k, rdm, occ, NULL);
 }

@@ -15,7 +15,12 @@
 #include "hamiltonian/space.h"
 
 cis_err cis_rdm1(const cis_space *s, int k, const double *C, double *rdm);
-/* Eigenvalues of each root's rdm (LAPACKE dsyevd), descending. */
+/* Natural orbitals of each root's rdm (LAPACKE dsyevd): occupations occ (k x norb), descending,
+ * and, unless vec is NULL, the orbitals vec (k x norb x norb, row-major per root): column i,
+ * vec[v][p][i], holds orbital p's coefficient in natural orbital i, the sign chosen so that
+ * its largest component (the first of equal ones) is positive. */
+cis_err cis_natural_orbitals(int norb, int k, const double *rdm, double *occ, double *vec);
+/* The occupations alone. */
 cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ);
 
 #endif

@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "io/input.h"
 #include "io/io_private.h"
+#include "io/molden.h"
 
 typedef enum { K_INT, K_REAL, K_BITS } kind;
 
@@ -410,6 +411,58 @@ static cis_err read_space(const h5in *in, cis_problem *p) {
   return CIS_OK;
 }
 
+/* ---- /orbitals (optional) ---------------------------------------------------------------- */
+
+/* The Molden header (bytes of text) and the AO coefficients of the orbitals of /integrals and
+ * of the frozen core, for a Molden file of natural orbitals. */
+static cis_err read_orbitals(const h5in *in, cis_problem *p) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  cis_orbitals *o = &p->orbitals;
+  int64_t *text = NULL, any = -1, d2[2] = {-1, p->ints.norb};
+  int yes;
+  h5info s;
+  char why[96];
+  CIS_TRY(exists(in, "/orbitals", &yes));
+  if (!yes) goto cleanup;
+  CIS_TRY(read_array(in, "/orbitals/molden_header", K_INT, 1, &any, "bytes of text",
+                     (void **)&text, &s));
+  CIS_TRY(cis_malloc(&o->molden_header, (size_t)s.npoints + 1, 1, "Molden header"));
+  for (int64_t i = 0; i < s.npoints; i++) {
+    if (text[i] < 1 || text[i] > 126)
+      CIS_FAIL(CIS_ERR_INPUT, "%s: /orbitals/molden_header byte %lld is %lld, expected ASCII "
+               "text without NUL", in->path, (long long)i, (long long)text[i]);
+    o->molden_header[i] = (char)text[i];
+  }
+  o->molden_header[s.npoints] = '\0';
+  CIS_TRY(cis_molden_check_header(in->path, "/orbitals/molden_header", o->molden_header));
+  snprintf(why, sizeof why, "nao x norb, norb=%d", p->ints.norb);
+  CIS_TRY(read_array(in, "/orbitals/active", K_REAL, 2, d2, why, (void **)&o->active, &s));
+  int64_t nao = (int64_t)s.dims[0];
+  CIS_TRY(exists(in, "/orbitals/core", &yes));
+  if (yes) {
+    d2[0] = nao;
+    d2[1] = -1;
+    snprintf(why, sizeof why, "nao x ncore, nao=%lld as in /orbitals/active", (long long)nao);
+    CIS_TRY(read_array(in, "/orbitals/core", K_REAL, 2, d2, why, (void **)&o->core, &s));
+    o->ncore = (int)CIS_MIN(s.dims[1], INT32_MAX);
+  }
+  if (nao < p->ints.norb + o->ncore || nao > 10000000)
+    CIS_FAIL(CIS_ERR_INPUT, "%s: /orbitals/active has %lld atomic orbitals, expected at least "
+             "the %d orbitals of /integrals and /orbitals/core (and at most 10^7)", in->path,
+             (long long)nao, p->ints.norb + o->ncore);
+  o->nao = (int)nao;
+cleanup:
+  cis_free(&text);
+  if (err != CIS_OK) {
+    cis_free(&o->molden_header);
+    cis_free(&o->active);
+    cis_free(&o->core);
+    memset(o, 0, sizeof *o);
+  }
+  return err;
+}
+
 /* ---- /options ----------------------------------------------------------------------------- */
 
 typedef struct {
@@ -602,6 +655,7 @@ static cis_err read_contents(const h5in *in, cis_problem *p) {
     p->kind = CIS_PROBLEM_INTEGRALS;
     CIS_CALL(read_integrals(in, p));
     CIS_CALL(read_space(in, p));
+    CIS_CALL(read_orbitals(in, p));
   } else {
     CIS_CALL(read_matrix(in, p));
   }

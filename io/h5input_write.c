@@ -6,7 +6,7 @@
  * Scalars of /integrals and the space's kind and level are attributes (the reader takes a
  * scalar as a dataset or an attribute); the space is written when the input named one or
  * --space chose one; options the input stored are kept, as the strings the reader made of
- * them.
+ * them; the orbitals (/orbitals) as they were read.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -80,6 +80,24 @@ cleanup:
   return err;
 }
 
+/* /orbitals as the reader took it: the Molden header's bytes and the AO coefficients. */
+static cis_err write_orbitals(hid_t f, const char *path, const cis_problem *p) {
+  const cis_orbitals *o = &p->orbitals;
+  if (o->nao == 0) return CIS_OK;
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  hid_t g = -1;
+  int64_t len = (int64_t)strlen(o->molden_header), da[2] = {o->nao, p->ints.norb},
+          dc[2] = {o->nao, o->ncore};
+  CIS_TRY(cis_h5_group(f, path, "orbitals", &g));
+  CIS_TRY(cis_h5_write(g, path, "molden_header", H5T_NATIVE_UINT8, 1, &len, o->molden_header));
+  CIS_TRY(cis_h5_write(g, path, "active", H5T_NATIVE_DOUBLE, 2, da, o->active));
+  if (o->ncore > 0) CIS_TRY(cis_h5_write(g, path, "core", H5T_NATIVE_DOUBLE, 2, dc, o->core));
+cleanup:
+  cis_h5_close(&g);
+  return err;
+}
+
 static cis_err input_body(hid_t f, const char *tmp, const void *ctx) {
   const cis_problem *p = ctx;
   if (p->kind == CIS_PROBLEM_MATRIX) {
@@ -92,6 +110,7 @@ static cis_err input_body(hid_t f, const char *tmp, const void *ctx) {
     CIS_CALL(cis_h5_attr_int(f, tmp, "version", 1));
     CIS_CALL(write_integrals(f, tmp, &p->ints));
     CIS_CALL(write_space(f, tmp, p));
+    CIS_CALL(write_orbitals(f, tmp, p));
   }
   CIS_CALL(write_options(f, tmp, &p->file_options));
   return CIS_OK;

@@ -104,11 +104,57 @@ def _write_space(f, norb, space, reference, dets):
         g.create_dataset("det_beta", data=b)
 
 
+def molden_orbitals(mol, active, core=None):
+    """The /orbitals group's content for molecule `mol`: the Molden header (its [Molden Format],
+    [Atoms] and [GTO] sections and the spherical/Cartesian marks) exactly as
+    pyscf.tools.molden.header writes it, and the AO x MO coefficients of the active orbitals
+    (and of the doubly occupied core ones, if given) in that file's AO order and normalisation,
+    exactly as pyscf.tools.molden.orbital_coeff writes them (Cartesian functions normalised,
+    l >= 5 shells dropped when the header drops them, d/f/g functions reordered)."""
+    import io
+    from pyscf.tools import molden
+    text = io.StringIO()
+    molden.header(mol, text)
+    norm = mol.intor("int1e_ovlp").diagonal() ** 0.5 if mol.cart else None
+
+    def to_molden(c):
+        c = np.asarray(c, dtype=np.float64).reshape(mol.nao_nr(), -1)
+        if norm is not None:
+            c = norm[:, None] * c
+        pmol = mol
+        if molden.IGNORE_H:
+            pmol, c = molden.remove_high_l(mol, c)
+        return np.ascontiguousarray(c[molden.order_ao_index(pmol)])
+
+    orb = {"molden_header": text.getvalue(), "active": to_molden(active)}
+    if core is not None and np.asarray(core).size:
+        orb["core"] = to_molden(core)
+    return orb
+
+
+def _write_orbitals(f, norb, orbitals):
+    a = np.asarray(orbitals["active"], dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] != norb:
+        raise ValueError(f"orbitals['active'] has shape {a.shape}, expected (nao, {norb})")
+    g = f.create_group("orbitals")
+    g.create_dataset("molden_header",
+                     data=np.frombuffer(orbitals["molden_header"].encode("ascii"), np.uint8))
+    g.create_dataset("active", data=a)
+    core = orbitals.get("core")
+    if core is not None:
+        core = np.asarray(core, dtype=np.float64)
+        if core.ndim != 2 or core.shape[0] != a.shape[0]:
+            raise ValueError(f"orbitals['core'] has shape {core.shape}, expected "
+                             f"({a.shape[0]}, ncore)")
+        g.create_dataset("core", data=core)
+
+
 def write_input(path, h1e, eri, norb, nelec, ms2=0, ecore=0.0, orbsym=None, isym=None,
-                space=None, reference=None, dets=None, options=None):
+                space=None, reference=None, dets=None, options=None, orbitals=None):
     """Write input.h5. orbsym: FCIDUMP (1-based) irrep labels. space: see parse_space.
     reference/dets: lists of (alpha_occ, beta_occ) with 0-based orbitals. options: dict of
-    long command-line option names to int, float or str values."""
+    long command-line option names to int, float or str values. orbitals: the /orbitals group
+    for a Molden file of natural orbitals (molden_orbitals(mol, active, core))."""
     norb = int(norb)
     h1e = np.asarray(h1e, dtype=np.float64).reshape(norb, norb)
     h1e = 0.5 * (h1e + h1e.T)  # round-off of C^T h C leaves it asymmetric in the last bits
@@ -131,6 +177,8 @@ def write_input(path, h1e, eri, norb, nelec, ms2=0, ecore=0.0, orbsym=None, isym
             o = f.create_group("options")
             for k, v in options.items():
                 o.attrs[k] = v
+        if orbitals is not None:
+            _write_orbitals(f, norb, orbitals)
 
 
 def find_cisolve(cisolve=None):
@@ -183,7 +231,10 @@ def from_scf(mf, path, ncas=None, nelecas=None, ms2=None, **kw):
     ncas and nelecas go together, as in pyscf.mcscf.CASCI(mf, ncas, nelecas): the active
     space is ncas orbitals holding nelecas electrons (an int, or a tuple (nalpha, nbeta)),
     above (mol.nelectron - nelecas) / 2 doubly occupied orbitals frozen into ecore. Neither
-    is guessed. ms2 defaults to mol.spin (or nalpha - nbeta of a tuple nelecas)."""
+    is guessed. ms2 defaults to mol.spin (or nalpha - nbeta of a tuple nelecas).
+
+    The file also carries the orbitals' AO coefficients (/orbitals: molden_orbitals), so that
+    `cisolve --molden` can write the natural orbitals as a Molden file."""
     from pyscf import ao2mo, mcscf, scf
     mol = mf.mol
     mo = np.asarray(mf.mo_coeff)
@@ -200,6 +251,7 @@ def from_scf(mf, path, ncas=None, nelecas=None, ms2=None, **kw):
         h1e = mo.T @ mf.get_hcore() @ mo
         eri = ao2mo.kernel(mol, mo)
         ecore, nelec = mol.energy_nuc(), mol.nelectron
+        active, core = mo, None
         if ms2 is None:
             ms2 = mol.spin
     else:
@@ -212,6 +264,8 @@ def from_scf(mf, path, ncas=None, nelecas=None, ms2=None, **kw):
         mc = mcscf.CASCI(mf, ncas, nelecas)
         h1e, ecore = mc.get_h1eff()
         eri, norb, nelec = mc.get_h2eff(), ncas, nelecas
+        active, core = mo[:, mc.ncore:mc.ncore + ncas], mo[:, :mc.ncore]
+    kw.setdefault("orbitals", molden_orbitals(mol, active, core))
     write_input(path, h1e, eri, norb, nelec, ms2, ecore, **kw)
 
 

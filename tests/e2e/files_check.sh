@@ -2,12 +2,13 @@
 # The files of a run are checked before any work (docs/usage.md, "Files"): each case must exit 1
 # with a message naming the path(s), before the Hamiltonian is built (no "build" line in the
 # report), and leave every file as it was.
-#   same_as_input  --output, --checkpoint or --export-matrix naming the input: the same path, a
+#   same_as_input  --output, --checkpoint, --export-matrix or --molden naming the input: the same path, a
 #                  symbolic link to it, a hard link to it
 #   same_as_other  two files to be written naming the same file (also through a link), or the
 #                  output naming the checkpoint --restart reads
-#   locations      a folder that does not exist (output, checkpoint, exported matrix), an
-#                  exported matrix name of no known format, a --restart file that is not there
+#   locations      a folder that does not exist (output, checkpoint, exported matrix, Molden
+#                  file), an exported matrix name of no known format, a --restart file that is
+#                  not there, --molden on an input without orbitals
 #   restart_other  a --restart checkpoint of another problem (refused before the build)
 #   file_options   an input.h5 whose /options name the output file
 # usage: files_check.sh CISOLVE CASE INPUT [OTHER_INPUT | INPUT_WITH_OPTIONS]
@@ -42,6 +43,7 @@ same_as_input)
   refused "checkpoint sym and the input in.fcidump are the same file" -o x.h5 --checkpoint sym in.fcidump
   refused "exported matrix hard.mtx and the input in.fcidump are the same file" \
     -o x.h5 --export-matrix hard.mtx in.fcidump
+  refused "Molden file hard and the input in.fcidump are the same file" -o x.h5 --molden=hard in.fcidump
   [ -L sym ] || fail "the link was replaced"
   ;;
 same_as_other)
@@ -51,6 +53,9 @@ same_as_other)
   mkdir sub
   refused "exported matrix sub/../z.h5 and the output z.h5 are the same file" \
     -o z.h5 --export-matrix sub/../z.h5 in.fcidump
+  refused "Molden file x.h5 and the output x.h5 are the same file" -o x.h5 --molden=x.h5 in.fcidump
+  refused "Molden file w.ckpt.h5 and the checkpoint w.ckpt.h5 are the same file" \
+    -o w.out.h5 --molden=w.ckpt.h5 in.fcidump
   "$CIS" "${opts[@]}" --checkpoint-every 1 -o first.h5 --checkpoint ck.h5 in.fcidump >/dev/null 2>&1 ||
     fail "first run failed"
   cp ck.h5 ck.orig
@@ -65,6 +70,10 @@ locations)
     -o x.h5 --export-matrix nodir/m.mtx in.fcidump
   refused "cannot tell the matrix format of m.txt" -o x.h5 --export-matrix m.txt in.fcidump
   refused "cannot open checkpoint nothere.h5" -o x.h5 --restart=nothere.h5 in.fcidump
+  refused "Molden file nodir/x.molden: its folder nodir does not exist" \
+    -o x.h5 --molden=nodir/x.molden in.fcidump
+  refused "--molden: .*in.fcidump carries no orbitals" -o x.h5 --molden in.fcidump
+  [ ! -e x.molden ] || fail "a Molden file was written"
   [ ! -e x.h5 ] || fail "an output was written"
   ;;
 restart_other)

@@ -15,6 +15,7 @@
                     option nroots = "zero" (a string where an integer is expected).
 - bad_options_output.h5 h2o.h5 with /options/output = "victim.out.h5": an input that tries to
                     choose the file written (paths come from the command line only).
+- bad_orbitals_*.h5 h2o.h5 with a malformed /orbitals group (bad_orbitals()).
 - h2o_psi4.fcidump, h2o_hande.fcidump, h2o_dollar.fcidump: the integrals of h2o.h5 in the
                     dialects of Psi4 (p4util/fcidump.py: one key per line, UHF=.FALSE.,
                     "{:29.20E}" records, orbital energies), HANDE's test suite (blank-separated
@@ -38,7 +39,7 @@ from pyscf.tools import fcidump
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
-from to_input_h5 import write_input  # noqa: E402
+from to_input_h5 import molden_orbitals, write_input  # noqa: E402
 
 
 def h2o():
@@ -151,6 +152,32 @@ def bad_options():
     shutil.copyfile(os.path.join(DATA, "h2o.h5"), path)
     with h5py.File(path, "r+") as f:
         f["options"].attrs["output"] = "victim.out.h5"
+
+
+def bad_orbitals():
+    """h2o.h5 with a malformed /orbitals group (the RHF orbitals of h2o(), as from_scf writes
+    them, then spoilt): each is refused naming the dataset."""
+    mol = gto.M(atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692",
+                basis="sto-3g", symmetry=True, verbose=0)
+    mo = scf.RHF(mol).run().mo_coeff
+    orb = molden_orbitals(mol, mo)
+    good_header = np.frombuffer(orb["molden_header"].encode("ascii"), np.uint8)
+    cases = {
+        "bad_orbitals_shape.h5": lambda g: (g.create_dataset("molden_header", data=good_header),
+                                            g.create_dataset("active", data=orb["active"][:, :6])),
+        "bad_orbitals_header.h5": lambda g: (
+            g.create_dataset("molden_header", data=np.frombuffer(
+                orb["molden_header"].split("[GTO]")[0].encode("ascii"), np.uint8)),
+            g.create_dataset("active", data=orb["active"])),
+        "bad_orbitals_string.h5": lambda g: (g.create_dataset("molden_header",
+                                                              data=orb["molden_header"]),
+                                             g.create_dataset("active", data=orb["active"])),
+    }
+    for name, build in cases.items():
+        path = os.path.join(DATA, name)
+        shutil.copyfile(os.path.join(DATA, "h2o.h5"), path)
+        with h5py.File(path, "r+") as f:
+            build(f.create_group("orbitals"))
 
 
 def good_matrices():
@@ -341,6 +368,7 @@ def main():
     write_reference_header(os.path.join(DATA, "reference_values.h"), mol, h1e, eri1)
     bad_inputs()
     bad_options()
+    bad_orbitals()
     good_matrices()
     dialects()
     refusals()
