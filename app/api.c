@@ -54,6 +54,8 @@ static cis_err check_integrals(int norb, int nalpha, int nbeta, const double *h1
             "0 <= n <= norb)", nalpha, nbeta, norb);
   CIS_CHECK(h1e && eri, CIS_ERR_INPUT, "h1e and eri must be given (NULL %s)", h1e ? "eri" : "h1e");
   int64_t n2 = (int64_t)norb * norb, ne = cis_eri_size(norb);
+  CIS_CHECK(ne != INT64_MAX, CIS_ERR_INPUT, "norb = %d: its 8-fold packed integrals are more "
+            "values than memory can hold", norb);
   double amax = 0;
   for (int64_t i = 0; i < n2; i++) {
     CIS_CHECK(isfinite(h1e[i]), CIS_ERR_INPUT, "h1e[%lld][%lld] = %g is not a finite number",

@@ -111,6 +111,12 @@ def main():
     check(np.abs(rg.energies - e4[:2]).max() < 1e-8, "guess: %s" % rg.energies)
     check(rg.iterations < r2.iterations, "guess: %d iterations, without %d"
           % (rg.iterations, r2.iterations))
+    # a guess that is an excited state (the triplet, an exact eigenvector) does not hide the
+    # ground state: the check of the lowest states finds it
+    rx = cisolve.solve(h1e, eri, norb, nelec, ecore, guess=r4.vectors[:, 1], ref_size=20, **opts)
+    check(abs(rx.energies[0] - e4[0]) < 1e-8 and abs(rx.s2[0]) < 1e-6,
+          "guess of the triplet: %.12f (s2 %.6f), the ground state %.12f"
+          % (rx.energies[0], rx.s2[0], e4[0]))
 
     # not converged: a warning, the result flagged
     with warnings.catch_warnings(record=True) as w:
