@@ -2,7 +2,7 @@
  * H2O/STO-3G FCI from the FCIDUMP's integrals against PySCF's energies (tests/data/h2o_sto3g.ref
  * and h2o_sto3g_4roots.ref, made by tests/data/make_refs.py), several roots, --spin, a guess that
  * shortens the solve, and refusals that leave the handle usable.
- * usage: test_api H2O_STO3G_FCIDUMP */
+ * usage: test_api H2O_STO3G_FCIDUMP [DEVICE]   (DEVICE: the option "device", default cpu) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "cisolve.h"
 
 static int failures = 0;
+static const char *g_device = "cpu";
 #define CHECK(cond, ...)                                   \
   do {                                                     \
     if (!(cond)) {                                         \
@@ -77,7 +78,8 @@ static int solve(const ints *I, const char *const *kv, const double *guess, int 
                  double *e, double *s2, int *iters, double **vec, long *ndet) {
   cisolve *c = make(I);
   if (!c) return 0;
-  CHECK(cisolve_set_option(c, "device", "cpu") == 0, "device cpu: %s", cisolve_last_error());
+  CHECK(cisolve_set_option(c, "device", g_device) == 0, "device %s: %s", g_device,
+        cisolve_last_error());
   for (int i = 0; kv && kv[i]; i += 2)
     CHECK(cisolve_set_option(c, kv[i], kv[i + 1]) == 0, "%s %s: %s", kv[i], kv[i + 1],
           cisolve_last_error());
@@ -89,7 +91,8 @@ static int solve(const ints *I, const char *const *kv, const double *guess, int 
         "results: %s", cisolve_last_error());
   for (int j = 0; j < k; j++) CHECK(conv[j] == 1, "root %d not converged", j);
   CHECK(cisolve_iterations(c, iters, NULL) == 0, "iterations: %s", cisolve_last_error());
-  CHECK(cisolve_backend(c)[0] != '\0', "no backend description");
+  CHECK(strncmp(cisolve_backend(c), strcmp(g_device, "cpu") ? "GPU" : "CPU", 3) == 0,
+        "device %s ran on '%s'", g_device, cisolve_backend(c));
   *ndet = (long)cisolve_ndet(c);
   if (vec) {
     *vec = malloc((size_t)*ndet * (size_t)k * sizeof(double));
@@ -108,10 +111,11 @@ static void expect_refusal(int rc, int code, const char *what, const char *patte
 
 int main(int argc, char **argv) {
   ints I;
-  if (argc != 2 || !read_fcidump(argv[1], &I)) {
-    fprintf(stderr, "usage: test_api H2O_STO3G_FCIDUMP (readable)\n");
+  if (argc < 2 || argc > 3 || !read_fcidump(argv[1], &I)) {
+    fprintf(stderr, "usage: test_api H2O_STO3G_FCIDUMP (readable) [DEVICE]\n");
     return 2;
   }
+  if (argc == 3) g_device = argv[2];
   double e[4], s2[4], *X = NULL;
   int it1 = 0, it2 = 0;
   long ndet = 0;
@@ -161,6 +165,7 @@ int main(int argc, char **argv) {
                  "NaN in h1e", "h1e[0][3] = nan is not a finite number");
   I.h1e[3] = h0;
   c = make(&I);
+  CHECK(cisolve_set_option(c, "device", g_device) == 0, "device: %s", cisolve_last_error());
   expect_refusal(cisolve_set_option(c, "nroot", "2"), CISOLVE_ERR_INPUT, "unknown option",
                  "unknown option 'nroot'");
   expect_refusal(cisolve_set_option(c, "nroots", "0"), CISOLVE_ERR_INPUT, "nroots 0",

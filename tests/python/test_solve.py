@@ -4,6 +4,7 @@ and bad inputs that raise cisolve.Error with cisolve's message. The references a
 FCI (pyscf.fci.direct_spin1), computed here on the same integrals.
 Run from a build: PYTHONPATH=<source>/python CISOLVE_LIBRARY=<build>/libcisolve.so.
 Exit 77 (skipped) without numpy or pyscf."""
+import os
 import sys
 import warnings
 
@@ -70,13 +71,16 @@ def refused(pattern, f, *args, **kw):
 def main():
     h1e, eri, norb, ecore = h2o_sto3g()
     nelec = (5, 5)
-    opts = dict(device="cpu", tol=1e-11)
+    device = os.environ.get("CISOLVE_TEST_DEVICE", "cpu")
+    opts = dict(device=device, tol=1e-11)
 
     e_ref, c_ref = pyscf_fci(h1e, eri, norb, nelec, ecore)
     r = cisolve.solve(h1e, eri, norb, nelec, ecore=ecore, **opts)
     check(abs(r.energies[0] - e_ref[0]) < 1e-8,
           "1 root: %.12f, PySCF %.12f" % (r.energies[0], e_ref[0]))
     check(r.converged.all() and abs(r.s2[0]) < 1e-6, "converged %s, s2 %s" % (r.converged, r.s2))
+    check(r.backend.startswith("CPU" if device == "cpu" else "GPU"),
+          "device %s ran on %s" % (device, r.backend))
     check(r.vectors.shape == (441, 1) and r.alpha.shape == (441, 1), "shapes")
     C = to_pyscf(r.vectors[:, 0], r.alpha, r.beta, norb, nelec)
     check(abs(abs(np.vdot(C, c_ref)) - 1) < 1e-8, "overlap with PySCF's vector %.12f"
@@ -134,7 +138,7 @@ def main():
     refused("unknown option 'nroot'", cisolve.solve, h1e, eri, norb, nelec, nroot=2)
     refused("--spin", cisolve.solve, h1e, eri, norb, nelec, spin=0.5)
     refused("the space has only 441 determinants", cisolve.solve, h1e, eri, norb, nelec,
-            nroots=500, device="cpu")
+            nroots=500, device=device)
     refused("guess has shape", cisolve.solve, h1e, eri, norb, nelec, guess=np.ones(5))
 
     # the spin-resolved RDMs against PySCF's of the same vector
