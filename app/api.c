@@ -135,11 +135,15 @@ static int shapes_space(const char *key) {
   return !strcmp(key, "space") || !strcmp(key, "ms2") || !strcmp(key, "ref-size");
 }
 
+/* The results; with space_too the space and the guess, which is in its order. */
 static void discard_results(cisolve *c, int space_too) {
-  if (space_too)
+  if (space_too) {
     cis_pipeline_free(&c->pl);
-  else
+    cis_free(&c->guess);
+    c->guess_k = 0;
+  } else {
     cis_pipeline_free_solve(&c->pl);
+  }
   c->solved = 0;
 }
 

@@ -81,7 +81,8 @@ CISOLVE_API int cisolve_create(int norb, int nalpha, int nbeta, const double *h1
  * takes a truth value ("true"/"false", "1"/"0"; NULL: true). The program's own options (files,
  * checkpoints, restart, walltime, dry-run, rdm1) are refused. Parsed by the same code as the
  * command line and input.h5's /options. Discards the results of an earlier solve, and the
- * space when the option shapes it (space, ms2, ref-size). */
+ * space and the guess (which is in the space's order) when the option shapes the space (space,
+ * ms2, ref-size). */
 CISOLVE_API int cisolve_set_option(cisolve *c, const char *key, const char *value);
 
 /* Build the determinant space of the current options now (cisolve_solve does it when it is not
@@ -93,7 +94,8 @@ CISOLVE_API int cisolve_build_space(cisolve *c);
  * first when it is not). They need not be normalised nor orthogonal; fewer than nroots are
  * completed with the default guess (the Reference block's lowest states), more than nroots are
  * cut to the first nroots. The solve still checks that it found the lowest states (option
- * "check-roots", on by default). k = 0 or X = NULL removes the guess. */
+ * "check-roots", on by default). k = 0 or X = NULL removes the guess. The Lanczos solver
+ * (option "solver" "lanczos") takes no guess. */
 CISOLVE_API int cisolve_set_guess(cisolve *c, int k, const double *X);
 
 /* Build the space (unless built), the Hamiltonian, the backend, solve, check that no lower state
