@@ -5,10 +5,11 @@
  * results: energies, vectors, <S^2>, the determinants, density matrices.
  *
  *   cisolve *c = NULL;
- *   if (cisolve_create(norb, na, nb, h1e, eri, ecore, &c) ||
- *       cisolve_set_option(c, "nroots", "3") || cisolve_solve(c) > 2)
- *     fprintf(stderr, "%s\n", cisolve_last_error());
- *   ... cisolve_energies(c, e) ...
+ *   int rc = cisolve_create(norb, na, nb, h1e, eri, ecore, &c);
+ *   if (rc == 0) rc = cisolve_set_option(c, "nroots", "3");
+ *   if (rc == 0) rc = cisolve_solve(c);
+ *   if (rc == 0 || rc == CISOLVE_NOT_CONVERGED) cisolve_energies(c, e);
+ *   else fprintf(stderr, "%s\n", cisolve_last_error());
  *   cisolve_destroy(&c);
  *
  * Errors. Every function that returns int returns 0 or a code of `cisolve` (docs/exit-codes.md):
