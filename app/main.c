@@ -1,5 +1,6 @@
 /* cisolve: the command-line driver. One pass: read the input, build the determinant space and
- * the hybrid Hamiltonian, pick a backend, solve, report, write output.h5. */
+ * the hybrid Hamiltonian, pick a backend, solve (the steps of app/pipeline.c, which the C API
+ * shares), report, write output.h5. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <omp.h>
@@ -10,6 +11,7 @@
 #include "base/error.h"
 #include "app/analysis.h"
 #include "app/options.h"
+#include "app/pipeline.h"
 #include "app/plan.h"
 #include "app/runctl.h"
 #include "base/signals.h"
@@ -62,87 +64,6 @@ static cis_err beside_output(const cis_options *o, const char *suffix, char *dst
   return CIS_OK;
 }
 
-/* Apply --space and --ms2 to the problem read from the input. */
-static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
-  if (p->kind == CIS_PROBLEM_MATRIX) {
-    CIS_CHECK(!o->space_set && !o->ms2_set, CIS_ERR_USAGE,
-              "%s holds an explicit matrix: --space and --ms2 apply only to integral inputs",
-              o->input);
-    return CIS_OK;
-  }
-  if (o->ms2_set) {
-    int nelec = p->ints.nalpha + p->ints.nbeta;
-    CIS_CHECK(abs(o->ms2) <= nelec && (nelec + o->ms2) % 2 == 0, CIS_ERR_USAGE,
-              "--ms2 %d is impossible with %d electrons (need |MS2| <= NELEC and the same parity)",
-              o->ms2, nelec);
-    p->ints.nalpha = (nelec + o->ms2) / 2;
-    p->ints.nbeta = (nelec - o->ms2) / 2;
-  }
-  if (o->space_set) {
-    if (o->space_kind == CIS_SPACE_LIST)
-      CIS_CHECK(p->space.kind == CIS_SPACE_LIST && p->space.ndets > 0, CIS_ERR_USAGE,
-                "--space list: %s has no determinant list (/space/det_alpha, det_beta)", o->input);
-    p->space.kind = o->space_kind;
-    p->space.level = o->space_level;
-  }
-  return CIS_OK;
-}
-
-/* --spin S: a spin the electrons and orbitals can reach (cis_problem_check_spin); sets the
- * penalty. */
-static cis_err spin_penalty(const cis_options *o, const cis_problem *p, double *shift,
-                            double *s2) {
-  if (!o->spin_set) return CIS_OK;
-  CIS_CHECK(p->kind == CIS_PROBLEM_INTEGRALS, CIS_ERR_USAGE,
-            "--spin applies only to integral inputs (%s holds an explicit matrix)", o->input);
-  CIS_CALL(cis_problem_check_spin(&p->ints, o->spin2));
-  *shift = o->spin_shift;
-  *s2 = 0.25 * o->spin2 * (o->spin2 + 2);
-  return CIS_OK;
-}
-
-/* The backend for --device; `h` is the matrix built for it (a GPU run may have cached none of
- * it on the host, which the CPU then regenerates in every product). */
-static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend **be) {
-  int64_t n = h->n;
-  if (o->device == CIS_DEVICE_CPU) return cis_backend_create_cpu(n, o->threads, be);
-  if (o->device == CIS_DEVICE_GPU) {
-    CIS_CALL(cis_backend_create_cuda(n, o->device_index, be));
-    return CIS_OK;
-  }
-  /* auto: the GPU when one is usable, else the CPU, and say which and why. */
-  if (cis_backend_cuda_device_count() > 0) {
-    cis_err e = cis_backend_create_cuda(n, o->device_index, be);
-    if (e == CIS_OK) return CIS_OK;
-    if (!o->quiet) {
-      printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
-      if (h->hyb.ncached < h->hyb.nblocks && o->mem < 0)
-        printf("note             the matrix was built for the GPU, with no host cache: the CPU "
-               "regenerates it in every product (--device cpu caches it)\n");
-    }
-    cis_error_clear();
-  } else if (!o->quiet) {
-    printf("note             no usable GPU%s; using the CPU\n",
-#ifdef CISOLVE_HAVE_CUDA
-           ""
-#else
-           " (built without CUDA)"
-#endif
-    );
-  }
-  return cis_backend_create_cpu(n, o->threads, be);
-}
-
-/* The matrix as the solver's operator on `be`: uploaded to a device backend's GPU, with room
- * kept for the solver's vectors, or applied on the host. */
-static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backend *be,
-                             int64_t nvec, cis_operator **op) {
-  cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
-  if (be->is_device)
-    return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, nvec, op);
-  return cis_hyb_op_create(&h->hyb, &info, be, op);
-}
-
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
   cis_row_source src;
   cis_hmat_row_source(h, &src);
@@ -167,55 +88,18 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
   return CIS_OK;
 }
 
-/* Davidson, or Lanczos when asked (a restart resumes with Davidson: the checkpoint holds Ritz
- * vectors and their products, which is what Davidson restarts from). */
-static cis_err solve(const cis_options *o, cis_backend *be, cis_operator *op,
-                     const cis_eig_opts *eo, cis_eig_result *res) {
-  if (o->solver == CIS_SOLVER_LANCZOS && !o->restart_set)
-    return cis_lanczos_solve(be, op, eo, res);
-  if (o->solver == CIS_SOLVER_LANCZOS && !o->quiet)
-    printf("note             a restart resumes with Davidson\n");
-  return cis_davidson_solve(be, op, eo, res);
-}
-
-/* Solve, then make sure no lower state was missed. */
-static cis_err solve_checked(const cis_options *o, cis_backend *be, cis_operator *op,
-                             const cis_hmat *h, const cis_refstates *st, const cis_eig_opts *eo,
-                             cis_eig_result *res, cis_analysis *an) {
-  CIS_CALL(solve(o, be, op, eo, res));
-  if (o->check_roots != CIS_CHECK_NONE)
-    CIS_CALL(cis_analysis_check_blocks(o, be, op, st, eo, res, an));
-  if (o->check_roots == CIS_CHECK_FULL)
-    CIS_CALL(cis_analysis_check_roots(o, be, op, h, eo, res, an));
-  return CIS_OK;
-}
-
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   cis_options opt;
   cis_problem prob;
-  cis_space *space = NULL;
-  cis_hmat *h = NULL;
-  cis_backend *be = NULL;
-  cis_operator *op = NULL;
-  cis_block_sink *pool = NULL;
-  cis_plan_decisions dec;
-  cis_eig_result res;
+  cis_pipeline pl;
   cis_ckpt ck;
   cis_runctl rc;
-  double *s2 = NULL;
-  cis_analysis an;
-  cis_analysis_buf abuf;
-  cis_refstates rst;
-  memset(&rst, 0, sizeof rst);
-  memset(&dec, 0, sizeof dec);
-  memset(&an, 0, sizeof an);
-  memset(&abuf, 0, sizeof abuf);
+  cis_pipeline_init(&pl);
   memset(&ck, 0, sizeof ck);
   memset(&rc, 0, sizeof rc);
   memset(&prob, 0, sizeof prob);
-  memset(&res, 0, sizeof res);
   cis_report rep = {0};
   rep.t_start = cis_wtime();
   int exit_now = 0;
@@ -227,7 +111,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_files_check(&opt));
     CIS_TRY(cis_input_read(opt.input, &prob));
     CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
-    CIS_TRY(resolve_problem(&opt, &prob));
+    CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob));
     CIS_TRY(cis_h5input_write(opt.write_input, &prob));
     goto cleanup;
   }
@@ -248,7 +132,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
-  CIS_TRY(resolve_problem(&opt, &prob));
+  CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob));
   CIS_TRY(cis_files_check_molden(&opt, &prob));
   /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the
    * build (the space's size and Reference region are compared once built). */
@@ -263,96 +147,59 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   rep.prob = &prob;
   cis_report_problem(&rep);
 
-  double t0 = cis_wtime();
-  cis_hmat_opts hopt;
+  double t0;
   double spin_shift = 0.0, spin_s2 = 0.0;
-  CIS_TRY(spin_penalty(&opt, &prob, &spin_shift, &spin_s2));
+  CIS_TRY(cis_pipeline_spin_penalty(&opt, &prob, &spin_shift, &spin_s2));
   if (opt.dry_run) { /* the plan, printed: no matrix built, no file written */
     cis_plan plan;
     CIS_TRY(cis_plan_make(&opt, &prob, spin_shift, spin_s2, &plan));
     cis_report_plan(&rep, &plan);
     goto cleanup;
   }
-  if (prob.kind == CIS_PROBLEM_INTEGRALS) {
-    cis_space_opts sopt = {.ref_size = opt.ref_size, .nthreads = opt.threads};
-    CIS_TRY(cis_space_build(&prob.ints, &prob.space, &sopt, &space));
-    rep.t_space = cis_wtime() - t0;
-    /* the plan's decisions (app/plan.c says why), executed: the build's options and pool */
-    cis_plan_decide(&opt, cis_space_ndet(space), 1, &dec);
-    CIS_TRY(cis_plan_check_vectors(&opt, dec.n, dec.ci, dec.gpu));
-    cis_plan_hmat_opts(&opt, &dec, &hopt);
-    hopt.progress = cis_report_progress(&rep);
-    if (dec.pool_bytes > 0) {
-      if (cis_hyb_cuda_op_pool_create(opt.device_index, dec.pool_bytes, &pool) == CIS_OK)
-        hopt.sink = pool;
-      else
-        cis_error_clear();
-    }
-    t0 = cis_wtime();
-    CIS_TRY(cis_hmat_build_ci_penalty(&prob.ints, space, &hopt, spin_shift, spin_s2, &h));
-  } else {
-    cis_plan_decide(&opt, prob.matrix.n, 0, &dec);
-    CIS_TRY(cis_plan_check_vectors(&opt, dec.n, dec.ci, dec.gpu));
-    cis_plan_hmat_opts(&opt, &dec, &hopt);
-    hopt.progress = cis_report_progress(&rep);
-    CIS_TRY(cis_hmat_build_csr(&prob.matrix, &hopt, &h));
-  }
-  rep.t_hmat = cis_wtime() - t0;
-  rep.h = h;
-  rep.dec = &dec;
-  CIS_TRY(cis_plan_check_nroots(&opt, h->n));
-  if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, h));
+  /* the space, the plan's decisions and the Hamiltonian (app/pipeline.c) */
+  CIS_TRY(cis_pipeline_hamiltonian(&pl, &opt, &prob, cis_report_progress(&rep)));
+  rep.t_space = pl.t_space;
+  rep.t_hmat = pl.t_hmat;
+  rep.h = pl.h;
+  rep.dec = &pl.dec;
+  if (opt.export_matrix[0]) CIS_TRY(export_matrix(&opt, pl.h));
 
-  t0 = cis_wtime();
-  cis_backend_cuda_prewarm_join();
-  CIS_TRY(make_backend(&opt, h, &be));
-  rep.t_device = cis_wtime() - t0;
-  rep.be = be;
-  t0 = cis_wtime();
-  CIS_TRY(make_operator(&opt, h, be, dec.device_vectors, &op));
-  rep.t_upload = cis_wtime() - t0;
-  rep.op = op;
+  CIS_TRY(cis_pipeline_backend(&pl, &opt));
+  rep.t_device = pl.t_device;
+  rep.be = pl.be;
+  rep.t_upload = pl.t_upload;
+  rep.op = pl.op;
   cis_report_matrix(&rep);
 
-  fp.ndet = h->n;
-  fp.nref = h->nref;
+  fp.ndet = pl.h->n;
+  fp.nref = pl.h->nref;
   if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
 
-  /* the Reference block's states within symmetry blocks: the guess, and the check */
-  cis_refsym rsym = {h->ref_label, h->ref_partner, h->ref_bound};
-  CIS_TRY(cis_refstates_make(h->npre, h->hpp, &rsym, &rst));
-
-  cis_eig_opts eo;
-  cis_eig_opts_default(&eo, opt.nroots);
-  eo.states = &rst;
-  eo.tol_energy = opt.tol_energy;
-  eo.tol_residual = opt.tol_residual;
-  eo.max_iter = opt.max_iter;
-  if (opt.max_subspace) eo.max_subspace = opt.max_subspace;
-  eo.level_shift = opt.level_shift;
-  CIS_TRY(cis_runctl_init(&rc, &rep, &opt, op, &fp, opt.restart_set ? &ck : NULL));
-  eo.on_iter = cis_runctl_iter;
-  eo.on_save = cis_runctl_save;
-  eo.on_iter_ctx = &rc;
-  eo.poll = cis_runctl_poll;
-  eo.save_final = 1;
+  CIS_TRY(cis_pipeline_states(&pl, &opt));
+  cis_eig_opts *eo = &pl.eo;
+  CIS_TRY(cis_runctl_init(&rc, &rep, &opt, pl.op, &fp, opt.restart_set ? &ck : NULL));
+  eo->on_iter = cis_runctl_iter;
+  eo->on_save = cis_runctl_save;
+  eo->on_iter_ctx = &rc;
+  eo->poll = cis_runctl_poll;
+  eo->save_final = 1;
   /* A restart resumes the solver from the checkpoint's vectors, converged or not: its first
    * iteration is the checkpoint's, judged again by this run's criteria (no product; the run
    * goes on when they do not hold), and whatever follows a solve follows it here too. */
   if (opt.restart_set) {
-    eo.guess_X = ck.X;
-    eo.guess_HX = ck.HX;
-    eo.guess_evals = cis_ckpt_previous_evals(&ck);
-    eo.iter_start = ck.iteration - 1;
+    eo->guess_X = ck.X;
+    eo->guess_HX = ck.HX;
+    eo->guess_evals = cis_ckpt_previous_evals(&ck);
+    eo->iter_start = ck.iteration - 1;
   }
   if (cis_runctl_stop_before_solver(&opt, "building the Hamiltonian", argc, argv)) {
     *exit_code = CIS_EXIT_INTERRUPTED;
     goto cleanup;
   }
   t0 = cis_wtime();
-  err = solve_checked(&opt, be, op, h, &rst, &eo, &res, &an);
+  err = cis_pipeline_solve(&pl, &opt);
   if (err == CIS_ERR_INTERRUPTED && rc.stopping) {
-    cis_runctl_report_stop(&rc, res.iterations, argc, argv);
+    cis_runctl_report_stop(&rc, pl.res.iterations, argc, argv);
     cis_error_clear();
     *exit_code = CIS_EXIT_INTERRUPTED;
     err = CIS_OK;
@@ -360,41 +207,30 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   }
   CIS_TRY(err);
   rep.t_solve = cis_wtime() - t0;
-  res.matvecs += rc.matvecs_before;
+  pl.res.matvecs += rc.matvecs_before;
 
   t0 = cis_wtime();
-  if (space) {
-    CIS_TRY(cis_malloc(&s2, (size_t)res.nroots, sizeof *s2, "<S^2> values"));
-    CIS_TRY(cis_space_s2(space, res.nroots, res.evecs, s2));
-  }
-  CIS_TRY(cis_analysis_run(&opt, h, &res, s2, &an, &abuf));
+  CIS_TRY(cis_pipeline_results(&pl, &opt));
   rep.t_analysis = cis_wtime() - t0;
-  rep.an = &an;
-  cis_report_results(&rep, &res, s2);
-  cis_output out = {.opt = &opt, .h = h, .res = &res, .s2 = s2, .version = CISOLVE_VERSION,
-                    .device_desc = be->desc};
+  rep.an = &pl.an;
+  cis_report_results(&rep, &pl.res, pl.s2);
+  cis_output out = {.opt = &opt, .h = pl.h, .res = &pl.res, .s2 = pl.s2,
+                    .version = CISOLVE_VERSION, .device_desc = pl.be->desc};
   if (cis_files_output_discarded(&opt)) {
     if (!opt.quiet) printf("results          not written (--output /dev/null)\n");
   } else {
-    CIS_TRY(cis_output_write_analysis(opt.output, &out, &an));
+    CIS_TRY(cis_output_write_analysis(opt.output, &out, &pl.an));
     if (!opt.quiet) printf("results          %s\n", opt.output);
   }
-  if (opt.molden_set) CIS_TRY(cis_analysis_write_molden(&opt, &prob.orbitals, res.nroots, &an));
-  *exit_code = res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
+  if (opt.molden_set)
+    CIS_TRY(cis_analysis_write_molden(&opt, &prob.orbitals, pl.res.nroots, &pl.an));
+  *exit_code = pl.res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
 
 cleanup:
   cis_backend_cuda_prewarm_join();
   cis_runctl_free(&rc);
   cis_ckpt_free(&ck);
-  cis_free(&s2);
-  cis_analysis_buf_free(&abuf);
-  cis_refstates_free(&rst);
-  cis_eig_result_free(&res);
-  cis_hyb_cuda_op_pool_destroy(&pool);
-  cis_operator_destroy(&op);
-  cis_backend_destroy(&be);
-  cis_hmat_destroy(&h);
-  cis_space_destroy(&space);
+  cis_pipeline_free(&pl);
   cis_problem_free(&prob);
   if (err != CIS_OK) *exit_code = cis_exit_code(err);
   return err;

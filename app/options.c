@@ -386,6 +386,35 @@ void cis_options_print_command(FILE *f, int argc, char **argv, int restart) {
   }
 }
 
+/* An option as a key and a value string, as input.h5's /options and the C API give it: a flag
+ * carries a truth value, and only a true one turns it on (NULL: true). */
+static cis_err apply_value(cis_options *o, const opt_desc *d, const char *v) {
+  if (d->arg == ARG_NONE && v) {
+    int on = !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
+    int off = !strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off");
+    if (!on && !off) CIS_ERROR(CIS_ERR_USAGE, "expected true or false, got '%s'", v);
+    if (off) return CIS_OK;
+    v = NULL;
+  }
+  if (d->arg == ARG_REQUIRED && !v)
+    CIS_ERROR(CIS_ERR_USAGE, "option --%s needs a value (%s)", d->name, d->metavar);
+  CIS_CALL(apply_option(o, d->name, v));
+  return CIS_OK;
+}
+
+cis_err cis_options_set(cis_options *o, const char *name, const char *value) {
+  const opt_desc *d = find_opt(name, strlen(name));
+  if (!d || strcmp(name, "help") == 0 || strcmp(name, "version") == 0 ||
+      strcmp(name, "dry-run") == 0)
+    CIS_ERROR(CIS_ERR_USAGE, "unknown option '%s' (the long options of cisolve --help)", name);
+  if (is_path_option(name))
+    CIS_ERROR(CIS_ERR_USAGE, "option '%s' names a file: file paths come from the command line "
+              "only", name);
+  cis_err e = apply_value(o, d, value);
+  if (e != CIS_OK) CIS_ERROR(e, "option '%s': %s", name, cis_error_message());
+  return CIS_OK;
+}
+
 cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, char **argv) {
   for (int i = 0; i < kv->n; i++) {
     const char *name = kv->kv[i].key;
@@ -397,17 +426,7 @@ cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, c
       CIS_ERROR(CIS_ERR_INPUT,
                 "%s: /options/%s: file paths come from the command line only, never from an input "
                 "file (delete the attribute; give --%s on the command line)", o->input, name, name);
-    const char *v = kv->kv[i].value;
-    if (d->arg == ARG_NONE) {
-      /* A flag in a file carries a truth value: only a true one turns it on. */
-      int on = !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
-      int off = !strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off");
-      if (!on && !off)
-        CIS_ERROR(CIS_ERR_INPUT, "%s: /options/%s: expected true or false, got '%s'", o->input, name, v);
-      if (off) continue;
-      v = NULL;
-    }
-    cis_err e = apply_option(o, name, v);
+    cis_err e = apply_value(o, d, kv->kv[i].value);
     if (e != CIS_OK)
       CIS_ERROR(CIS_ERR_INPUT, "%s: /options/%s: %s", o->input, name, cis_error_message());
   }

@@ -62,6 +62,10 @@ void cis_options_default(cis_options *o);
 cis_err cis_options_parse(int argc, char **argv, cis_options *o, int *exit_now);
 /* Apply options found in the input file, skipping those given on the command line. */
 cis_err cis_options_apply_file(cis_options *o, const cis_kvlist *kv, int argc, char **argv);
+/* One option by its long name without "--" and its value as a string, with the meaning it has
+ * in an input file's /options (a flag takes a truth value; NULL: true); --help, --version,
+ * --dry-run and the file paths are refused. CIS_ERR_USAGE naming the option. */
+cis_err cis_options_set(cis_options *o, const char *name, const char *value);
 void cis_options_print_help(void);
 /* Print argv (as cis_options_parse accepted it) as a command for a POSIX shell, each word
  * quoted where needed; with `restart`, any --restart[=FILE] replaced by one --restart after the

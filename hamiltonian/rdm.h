@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "hamiltonian/space.h"
+#include "kernels/backend.h"
 
 cis_err cis_rdm1(const cis_space *s, int k, const double *C, double *rdm);
 /* Natural orbitals of each root's rdm (LAPACKE dsyevd): occupations occ (k x norb), descending,
@@ -22,5 +23,23 @@ cis_err cis_rdm1(const cis_space *s, int k, const double *C, double *rdm);
 cis_err cis_natural_orbitals(int norb, int k, const double *rdm, double *occ, double *vec);
 /* The occupations alone. */
 cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ);
+
+/* Spin-resolved one- and two-particle (transition) density matrices, in PySCF's conventions
+ * (pyscf.fci.direct_spin1.make_rdm12s / trans_rdm12s with reorder=True):
+ *   dm1a[p,q]      = <bra| a+_pA a_qA |ket>
+ *   dm2aa[p,q,r,s] = <bra| a+_pA a+_rA a_sA a_qA |ket>
+ *   dm2ab[p,q,r,s] = <bra| a+_pA a+_rB a_sB a_qA |ket>
+ *   dm2ba[p,q,r,s] = <bra| a+_pB a+_rA a_sA a_qB |ket>   (only differs from ab^T for bra != ket)
+ *   dm2bb[p,q,r,s] = <bra| a+_pB a+_rB a_sB a_qB |ket>
+ * Row-major, norb^2 / norb^4 doubles. */
+typedef struct {
+  double *dm1a, *dm1b;                   /* norb^2 each, NULL = not wanted */
+  double *dm2aa, *dm2ab, *dm2ba, *dm2bb; /* norb^4 each, NULL = not wanted */
+} cis_rdm_out;
+/* bra and ket: host vectors of cis_space_ndet(s) in our order (bra == ket allowed: then the
+ * ordinary RDMs). be: the backend whose block products (gemm) do the heavy part, or NULL for
+ * the host. */
+cis_err cis_rdm12s(const cis_space *s, cis_backend *be, const double *bra, const double *ket,
+                   cis_rdm_out *out);
 
 #endif

@@ -1,0 +1,419 @@
+/* cisolve: the C API of libcisolve (include/cisolve.h). A handle holds the problem (integrals
+ * copied in), the options (app/options.c, as the command line parses them) and the pipeline
+ * (app/pipeline.c) that solves it as the program does; after a solve, the space, the backend and
+ * the results. */
+#define _POSIX_C_SOURCE 200809L
+#include "cisolve.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/options.h"
+#include "app/pipeline.h"
+#include "app/version.h"
+#include "base/error.h"
+#include "base/problem.h"
+#include "base/util.h"
+#include "hamiltonian/rdm.h"
+#include "hamiltonian/space.h"
+#include "spmv/hyb_op.h"
+
+struct cisolve {
+  cis_problem prob;    /* the integrals; electrons and space as the options resolve them */
+  int nalpha, nbeta;   /* as given: --ms2 redistributes them */
+  cis_options opt;
+  cis_pipeline pl;     /* its space (once built) and, after a solve, backend and results */
+  int solved;
+  double *guess;       /* guess_n x guess_k, or NULL */
+  int guess_k;
+  int64_t guess_n;
+};
+
+/* Every entry point: the code a caller sees, and the message printed when asked to be verbose. */
+static int finish(const cisolve *c, cis_err e) {
+  if (e == CIS_OK) return CISOLVE_OK;
+  if (c && c->opt.verbose) cis_error_print(1);
+  return cis_exit_code(e);
+}
+
+/* The options a step runs with: silent unless verbose. */
+static cis_options run_options(const cisolve *c) {
+  cis_options o = c->opt;
+  if (!o.verbose) o.quiet = 1;
+  return o;
+}
+
+static cis_err check_integrals(int norb, int nalpha, int nbeta, const double *h1e,
+                               const double *eri) {
+  CIS_CHECK(norb >= 1 && norb <= 100000, CIS_ERR_INPUT, "norb = %d, expected 1..100000", norb);
+  CIS_CHECK(nalpha >= 0 && nbeta >= 0 && nalpha <= norb && nbeta <= norb, CIS_ERR_INPUT,
+            "%d alpha and %d beta electrons cannot occupy %d orbitals (each spin needs "
+            "0 <= n <= norb)", nalpha, nbeta, norb);
+  CIS_CHECK(h1e && eri, CIS_ERR_INPUT, "h1e and eri must be given (NULL %s)", h1e ? "eri" : "h1e");
+  int64_t n2 = (int64_t)norb * norb, ne = cis_eri_size(norb);
+  CIS_CHECK(ne != INT64_MAX, CIS_ERR_INPUT, "norb = %d: its 8-fold packed integrals are more "
+            "values than memory can hold", norb);
+  double amax = 0;
+  for (int64_t i = 0; i < n2; i++) {
+    CIS_CHECK(isfinite(h1e[i]), CIS_ERR_INPUT, "h1e[%lld][%lld] = %g is not a finite number",
+              (long long)(i / norb), (long long)(i % norb), h1e[i]);
+    amax = CIS_MAX(amax, fabs(h1e[i]));
+  }
+  for (int i = 0; i < norb; i++)
+    for (int j = 0; j < i; j++)
+      CIS_CHECK(fabs(h1e[i * (int64_t)norb + j] - h1e[j * (int64_t)norb + i]) <=
+                    1e-10 * CIS_MAX(1.0, amax), CIS_ERR_INPUT,
+                "h1e is not symmetric: h1e[%d][%d] = %.17g, h1e[%d][%d] = %.17g", i, j,
+                h1e[i * (int64_t)norb + j], j, i, h1e[j * (int64_t)norb + i]);
+  for (int64_t i = 0; i < ne; i++)
+    CIS_CHECK(isfinite(eri[i]), CIS_ERR_INPUT,
+              "eri[%lld] (8-fold packed) = %g is not a finite number", (long long)i, eri[i]);
+  return CIS_OK;
+}
+
+static cis_err create(int norb, int nalpha, int nbeta, const double *h1e, const double *eri,
+                      double ecore, cisolve **out) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  cisolve *c = NULL;
+  CIS_TRY(check_integrals(norb, nalpha, nbeta, h1e, eri));
+  if (!isfinite(ecore)) CIS_FAIL(CIS_ERR_INPUT, "ecore = %g is not a finite number", ecore);
+  CIS_TRY(cis_calloc(&c, 1, sizeof *c, "the cisolve handle"));
+  cis_integrals *I = &c->prob.ints;
+  int64_t n2 = (int64_t)norb * norb, ne = cis_eri_size(norb);
+  CIS_TRY(cis_malloc(&I->h1e, (size_t)n2, sizeof(double), "h1e"));
+  CIS_TRY(cis_malloc(&I->eri, (size_t)ne, sizeof(double), "eri"));
+  /* symmetric to round-off: averaged, as the input readers do (the Hamiltonian reads one
+   * triangle) */
+  for (int i = 0; i < norb; i++)
+    for (int j = 0; j < norb; j++)
+      I->h1e[i * (int64_t)norb + j] =
+          0.5 * (h1e[i * (int64_t)norb + j] + h1e[j * (int64_t)norb + i]);
+  memcpy(I->eri, eri, (size_t)ne * sizeof(double));
+  I->norb = norb;
+  I->nalpha = c->nalpha = nalpha;
+  I->nbeta = c->nbeta = nbeta;
+  I->ecore = ecore;
+  c->prob.kind = CIS_PROBLEM_INTEGRALS;
+  snprintf(c->prob.source, sizeof c->prob.source, "the problem in memory");
+  cis_options_default(&c->opt);
+  snprintf(c->opt.input, sizeof c->opt.input, "the problem in memory");
+  cis_pipeline_init(&c->pl);
+  *out = c;
+  c = NULL;
+cleanup:
+  if (c) {
+    cis_problem_free(&c->prob);
+    cis_free(&c);
+  }
+  return err;
+}
+
+int cisolve_create(int norb, int nalpha, int nbeta, const double *h1e, const double *eri,
+                   double ecore, cisolve **out) {
+  cis_error_clear();
+  if (!out) return finish(NULL, cis_error_raise(CIS_ERR_INPUT, __FILE__, __LINE__, __func__,
+                                                "cisolve_create: out is NULL"));
+  *out = NULL;
+  return finish(NULL, create(norb, nalpha, nbeta, h1e, eri, ecore, out));
+}
+
+/* The program's own options: they name files or steer its run control, which a library call
+ * has none of. */
+static int program_only(const char *key) {
+  static const char *const keys[] = {"write-input", "checkpoint-every", "checkpoint-interval",
+                                     "walltime", "rdm1", "molden"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (strcmp(key, keys[i]) == 0) return 1;
+  return 0;
+}
+
+static int shapes_space(const char *key) {
+  return !strcmp(key, "space") || !strcmp(key, "ms2") || !strcmp(key, "ref-size");
+}
+
+/* The results; with space_too the space and the guess, which is in its order. */
+static void discard_results(cisolve *c, int space_too) {
+  if (space_too) {
+    cis_pipeline_free(&c->pl);
+    cis_free(&c->guess);
+    c->guess_k = 0;
+  } else {
+    cis_pipeline_free_solve(&c->pl);
+  }
+  c->solved = 0;
+}
+
+static cis_err set_option(cisolve *c, const char *key, const char *value) {
+  CIS_CHECK(c && key, CIS_ERR_INPUT, "cisolve_set_option: %s is NULL", c ? "key" : "the handle");
+  if (strncmp(key, "--", 2) == 0) key += 2;
+  CIS_CHECK(!program_only(key), CIS_ERR_INPUT,
+            "option '%s' belongs to the cisolve program (its files and run control), not to the "
+            "library", key);
+  cis_options o = c->opt;
+  CIS_CALL(cis_options_set(&o, key, value));
+  CIS_CHECK(!(o.verbose && o.quiet), CIS_ERR_INPUT, "verbose and quiet exclude each other");
+  c->opt = o;
+  discard_results(c, shapes_space(key));
+  return CIS_OK;
+}
+
+int cisolve_set_option(cisolve *c, const char *key, const char *value) {
+  cis_error_clear();
+  cis_err e = set_option(c, key, value);
+  /* a refused option is a bad input, as in an input file */
+  if (e == CIS_ERR_USAGE) e = CIS_ERR_INPUT;
+  return finish(c, e);
+}
+
+/* The electrons and the space as the options say, then the space (once). */
+static cis_err build_space(cisolve *c, const cis_options *o) {
+  if (c->pl.space) return CIS_OK;
+  c->prob.ints.nalpha = c->nalpha;
+  c->prob.ints.nbeta = c->nbeta;
+  memset(&c->prob.space, 0, sizeof c->prob.space);
+  CIS_CALL(cis_pipeline_resolve_problem(o, &c->prob));
+  CIS_CALL(cis_pipeline_space(&c->pl, o, &c->prob));
+  return CIS_OK;
+}
+
+/* The calling thread's OpenMP thread count for a call's duration (--threads). */
+static int threads_enter(const cis_options *o) {
+  int before = omp_get_max_threads();
+  if (o->threads > 0) omp_set_num_threads(o->threads);
+  return before;
+}
+
+int cisolve_build_space(cisolve *c) {
+  cis_error_clear();
+  if (!c) return finish(NULL, cis_error_raise(CIS_ERR_INPUT, __FILE__, __LINE__, __func__,
+                                              "cisolve_build_space: the handle is NULL"));
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_err e = build_space(c, &o);
+  omp_set_num_threads(before);
+  return finish(c, e);
+}
+
+static cis_err set_guess(cisolve *c, int k, const double *X) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_set_guess: the handle is NULL");
+  CIS_CHECK(k >= 0, CIS_ERR_INPUT, "cisolve_set_guess: k = %d vectors", k);
+  if (k == 0 || !X) {
+    cis_free(&c->guess);
+    c->guess_k = 0;
+    return CIS_OK;
+  }
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_err e = build_space(c, &o);
+  omp_set_num_threads(before);
+  CIS_CALL(e);
+  int64_t n = cis_space_ndet(c->pl.space);
+  double *G = NULL;
+  CIS_CALL(cis_malloc(&G, (size_t)n * (size_t)k, sizeof *G, "the guess vectors"));
+  for (int64_t i = 0; i < n * k; i++) {
+    if (!isfinite(X[i])) {
+      cis_free(&G);
+      CIS_ERROR(CIS_ERR_INPUT, "guess vector %lld, element %lld is not a finite number",
+                (long long)(i / n), (long long)(i % n));
+    }
+    G[i] = X[i];
+  }
+  cis_free(&c->guess);
+  c->guess = G;
+  c->guess_k = k;
+  c->guess_n = n;
+  return CIS_OK;
+}
+
+int cisolve_set_guess(cisolve *c, int k, const double *X) {
+  cis_error_clear();
+  return finish(c, set_guess(c, k, X));
+}
+
+/* The solver's guess: the caller's vectors, completed to nroots with the Reference block's
+ * lowest states (the default guess) where they are fewer. *out: n x nroots. */
+static cis_err make_guess(const cisolve *c, int nroots, double **out) {
+  const cis_pipeline *pl = &c->pl;
+  int64_t n = pl->h->n;
+  CIS_CHECK(c->guess_n == n, CIS_ERR_INPUT,
+            "the guess has %lld rows; the space has %lld determinants (a guess is in the order "
+            "of the space the current options build)", (long long)c->guess_n, (long long)n);
+  CIS_CALL(cis_calloc(out, (size_t)n * (size_t)nroots, sizeof **out, "the solver's guess"));
+  int from_user = c->guess_k < nroots ? c->guess_k : nroots;
+  memcpy(*out, c->guess, (size_t)n * (size_t)from_user * sizeof **out);
+  const cis_refstates *st = &pl->rst;
+  for (int j = from_user; j < nroots && j < st->m; j++)
+    memcpy(*out + (int64_t)j * n, st->U + (int64_t)j * st->nref, (size_t)st->nref * sizeof **out);
+  /* columns left at zero (a Reference block smaller than nroots): random ones take their place
+   * in the solver */
+  return CIS_OK;
+}
+
+static cis_err solve(cisolve *c) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  double *G = NULL;
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_pipeline *pl = &c->pl;
+  discard_results(c, 0);
+  CIS_TRY(build_space(c, &o));
+  if (o.device != CIS_DEVICE_CPU) cis_backend_cuda_prewarm(o.device_index);
+  CIS_TRY(cis_pipeline_hamiltonian(pl, &o, &c->prob, NULL));
+  CIS_TRY(cis_pipeline_backend(pl, &o));
+  CIS_TRY(cis_pipeline_states(pl, &o));
+  if (c->guess) {
+    CIS_TRY(make_guess(c, o.nroots, &G));
+    pl->eo.guess_X = G;
+  }
+  CIS_TRY(cis_pipeline_solve(pl, &o));
+  CIS_TRY(cis_pipeline_results(pl, &o));
+  /* what the results need is kept; the matrix (on the host and a GPU) is released */
+  pl->eo.guess_X = NULL;
+  cis_operator_destroy(&pl->op);
+  cis_hyb_cuda_op_pool_destroy(&pl->pool);
+  cis_hmat_destroy(&pl->h);
+  c->solved = 1;
+cleanup:
+  cis_backend_cuda_prewarm_join();
+  cis_free(&G);
+  if (err != CIS_OK) discard_results(c, 0);
+  omp_set_num_threads(before);
+  return err;
+}
+
+int cisolve_solve(cisolve *c) {
+  cis_error_clear();
+  if (!c) return finish(NULL, cis_error_raise(CIS_ERR_INPUT, __FILE__, __LINE__, __func__,
+                                              "cisolve_solve: the handle is NULL"));
+  cis_err e = solve(c);
+  if (e != CIS_OK) return finish(c, e);
+  const cis_eig_result *r = &c->pl.res;
+  if (r->all_converged) return CISOLVE_OK;
+  int bad = 0;
+  for (int j = 0; j < r->nroots; j++) bad += !r->converged[j];
+  cis_error_raise(CIS_ERR_NUMERIC, __FILE__, __LINE__, __func__,
+                  "%d of %d roots not converged after %d iterations (raise max-iter, or loosen "
+                  "tol / tol-residual); the results are those of the last iteration",
+                  bad, r->nroots, r->iterations);
+  if (c->opt.verbose) cis_error_print(0);
+  return CISOLVE_NOT_CONVERGED;
+}
+
+int64_t cisolve_ndet(const cisolve *c) {
+  return c && c->pl.space ? cis_space_ndet(c->pl.space) : -1;
+}
+
+int cisolve_nwords(const cisolve *c) { return c ? cis_nwords(c->prob.ints.norb) : 0; }
+
+int cisolve_nroots(const cisolve *c) { return c && c->solved ? c->pl.res.nroots : 0; }
+
+static cis_err need_results(const cisolve *c, const void *out, const char *what) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "%s: the handle is NULL", what);
+  CIS_CHECK(c->solved, CIS_ERR_INPUT, "%s: no results (cisolve_solve has not succeeded since the "
+            "handle was made or its options changed)", what);
+  CIS_CHECK(out, CIS_ERR_INPUT, "%s: the output array is NULL", what);
+  return CIS_OK;
+}
+
+int cisolve_energies(const cisolve *c, double *e) {
+  cis_error_clear();
+  cis_err err = need_results(c, e, "cisolve_energies");
+  if (err != CIS_OK) return finish(c, err);
+  for (int j = 0; j < c->pl.res.nroots; j++) e[j] = c->pl.res.evals[j] + c->prob.ints.ecore;
+  return CISOLVE_OK;
+}
+
+int cisolve_converged(const cisolve *c, int *conv) {
+  cis_error_clear();
+  cis_err err = need_results(c, conv, "cisolve_converged");
+  if (err != CIS_OK) return finish(c, err);
+  for (int j = 0; j < c->pl.res.nroots; j++) conv[j] = c->pl.res.converged[j] != 0;
+  return CISOLVE_OK;
+}
+
+int cisolve_vectors(const cisolve *c, double *X) {
+  cis_error_clear();
+  cis_err err = need_results(c, X, "cisolve_vectors");
+  if (err != CIS_OK) return finish(c, err);
+  int64_t n = cis_space_ndet(c->pl.space);
+  memcpy(X, c->pl.res.evecs, (size_t)n * (size_t)c->pl.res.nroots * sizeof *X);
+  return CISOLVE_OK;
+}
+
+int cisolve_s2(const cisolve *c, double *s2) {
+  cis_error_clear();
+  cis_err err = need_results(c, s2, "cisolve_s2");
+  if (err != CIS_OK) return finish(c, err);
+  memcpy(s2, c->pl.s2, (size_t)c->pl.res.nroots * sizeof *s2);
+  return CISOLVE_OK;
+}
+
+int cisolve_iterations(const cisolve *c, int *iterations, int64_t *matvecs) {
+  cis_error_clear();
+  cis_err err = need_results(c, "", "cisolve_iterations");
+  if (err != CIS_OK) return finish(c, err);
+  if (iterations) *iterations = c->pl.res.iterations;
+  if (matvecs) *matvecs = c->pl.res.matvecs;
+  return CISOLVE_OK;
+}
+
+const char *cisolve_backend(const cisolve *c) {
+  return c && c->solved && c->pl.be ? c->pl.be->desc : "";
+}
+
+static cis_err dets(const cisolve *c, uint64_t *alpha, uint64_t *beta) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_dets: the handle is NULL");
+  CIS_CHECK(c->pl.space, CIS_ERR_INPUT, "cisolve_dets: no space (cisolve_build_space or "
+            "cisolve_solve first)");
+  CIS_CHECK(alpha && beta, CIS_ERR_INPUT, "cisolve_dets: an output array is NULL");
+  const cis_space *s = c->pl.space;
+  int64_t n = cis_space_ndet(s);
+  int nw = cis_space_nwords(s);
+  for (int64_t i = 0; i < n; i++) {
+    memcpy(alpha + i * nw, cis_space_alpha(s, i), (size_t)nw * sizeof *alpha);
+    memcpy(beta + i * nw, cis_space_beta(s, i), (size_t)nw * sizeof *beta);
+  }
+  return CIS_OK;
+}
+
+int cisolve_dets(const cisolve *c, uint64_t *alpha, uint64_t *beta) {
+  cis_error_clear();
+  return finish(c, dets(c, alpha, beta));
+}
+
+static cis_err rdm12s(const cisolve *c, const double *bra, const double *ket, cis_rdm_out *out) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_rdm12s: the handle is NULL");
+  CIS_CHECK(c->pl.space, CIS_ERR_INPUT, "cisolve_rdm12s: no space (cisolve_build_space or "
+            "cisolve_solve first)");
+  CIS_CHECK(bra && ket, CIS_ERR_INPUT, "cisolve_rdm12s: bra or ket is NULL");
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_err e = cis_rdm12s(c->pl.space, c->solved ? c->pl.be : NULL, bra, ket, out);
+  omp_set_num_threads(before);
+  CIS_CALL(e);
+  return CIS_OK;
+}
+
+int cisolve_rdm12s(const cisolve *c, const double *bra, const double *ket, double *dm1a,
+                   double *dm1b, double *dm2aa, double *dm2ab, double *dm2ba, double *dm2bb) {
+  cis_error_clear();
+  cis_rdm_out out = {dm1a, dm1b, dm2aa, dm2ab, dm2ba, dm2bb};
+  return finish(c, rdm12s(c, bra, ket, &out));
+}
+
+const char *cisolve_last_error(void) { return cis_error_message(); }
+
+void cisolve_destroy(cisolve **c) {
+  if (!c || !*c) return;
+  cis_pipeline_free(&(*c)->pl);
+  cis_problem_free(&(*c)->prob);
+  cis_free(&(*c)->guess);
+  cis_free(c);
+}
+
+const char *cisolve_version(void) { return CISOLVE_VERSION; }

@@ -1,0 +1,211 @@
+/* cisolve: the steps from a problem to its converged roots (app/pipeline.h), one function each,
+ * shared by the program and the C API. */
+#include "app/pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "spmv/hyb_op.h"
+
+void cis_pipeline_init(cis_pipeline *pl) { memset(pl, 0, sizeof *pl); }
+
+void cis_pipeline_free_solve(cis_pipeline *pl) {
+  cis_free(&pl->s2);
+  cis_analysis_buf_free(&pl->abuf);
+  cis_refstates_free(&pl->rst);
+  cis_eig_result_free(&pl->res);
+  cis_hyb_cuda_op_pool_destroy(&pl->pool);
+  cis_operator_destroy(&pl->op);
+  cis_backend_destroy(&pl->be);
+  cis_hmat_destroy(&pl->h);
+  cis_space *space = pl->space;
+  memset(pl, 0, sizeof *pl);
+  pl->space = space;
+}
+
+void cis_pipeline_free(cis_pipeline *pl) {
+  cis_pipeline_free_solve(pl);
+  cis_space_destroy(&pl->space);
+}
+
+cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p) {
+  if (p->kind == CIS_PROBLEM_MATRIX) {
+    CIS_CHECK(!o->space_set && !o->ms2_set, CIS_ERR_USAGE,
+              "%s holds an explicit matrix: --space and --ms2 apply only to integral inputs",
+              o->input);
+    return CIS_OK;
+  }
+  if (o->ms2_set) {
+    int nelec = p->ints.nalpha + p->ints.nbeta;
+    CIS_CHECK(abs(o->ms2) <= nelec && (nelec + o->ms2) % 2 == 0, CIS_ERR_USAGE,
+              "--ms2 %d is impossible with %d electrons (need |MS2| <= NELEC and the same parity)",
+              o->ms2, nelec);
+    p->ints.nalpha = (nelec + o->ms2) / 2;
+    p->ints.nbeta = (nelec - o->ms2) / 2;
+  }
+  if (o->space_set) {
+    if (o->space_kind == CIS_SPACE_LIST)
+      CIS_CHECK(p->space.kind == CIS_SPACE_LIST && p->space.ndets > 0, CIS_ERR_USAGE,
+                "--space list: %s has no determinant list (/space/det_alpha, det_beta)", o->input);
+    p->space.kind = o->space_kind;
+    p->space.level = o->space_level;
+  }
+  return CIS_OK;
+}
+
+cis_err cis_pipeline_spin_penalty(const cis_options *o, const cis_problem *p, double *shift,
+                                  double *s2) {
+  *shift = 0.0;
+  *s2 = 0.0;
+  if (!o->spin_set) return CIS_OK;
+  CIS_CHECK(p->kind == CIS_PROBLEM_INTEGRALS, CIS_ERR_USAGE,
+            "--spin applies only to integral inputs (%s holds an explicit matrix)", o->input);
+  CIS_CALL(cis_problem_check_spin(&p->ints, o->spin2));
+  *shift = o->spin_shift;
+  *s2 = 0.25 * o->spin2 * (o->spin2 + 2);
+  return CIS_OK;
+}
+
+cis_err cis_pipeline_space(cis_pipeline *pl, const cis_options *o, const cis_problem *p) {
+  if (p->kind != CIS_PROBLEM_INTEGRALS || pl->space) return CIS_OK;
+  double t0 = cis_wtime();
+  cis_space_opts sopt = {.ref_size = o->ref_size, .nthreads = o->threads};
+  CIS_CALL(cis_space_build(&p->ints, &p->space, &sopt, &pl->space));
+  pl->t_space = cis_wtime() - t0;
+  return CIS_OK;
+}
+
+cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const cis_problem *p,
+                                 cis_progress *progress) {
+  cis_hmat_opts hopt;
+  CIS_CALL(cis_pipeline_spin_penalty(o, p, &pl->spin_shift, &pl->spin_s2));
+  if (p->kind == CIS_PROBLEM_INTEGRALS) {
+    CIS_CALL(cis_pipeline_space(pl, o, p));
+    /* the plan's decisions (app/plan.c says why), executed: the build's options and pool */
+    cis_plan_decide(o, cis_space_ndet(pl->space), 1, &pl->dec);
+    CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
+    cis_plan_hmat_opts(o, &pl->dec, &hopt);
+    hopt.progress = progress;
+    if (pl->dec.pool_bytes > 0) {
+      if (cis_hyb_cuda_op_pool_create(o->device_index, pl->dec.pool_bytes, &pl->pool) == CIS_OK)
+        hopt.sink = pl->pool;
+      else
+        cis_error_clear();
+    }
+    double t0 = cis_wtime();
+    CIS_CALL(cis_hmat_build_ci_penalty(&p->ints, pl->space, &hopt, pl->spin_shift, pl->spin_s2,
+                                       &pl->h));
+    pl->t_hmat = cis_wtime() - t0;
+  } else {
+    cis_plan_decide(o, p->matrix.n, 0, &pl->dec);
+    CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
+    cis_plan_hmat_opts(o, &pl->dec, &hopt);
+    hopt.progress = progress;
+    double t0 = cis_wtime();
+    CIS_CALL(cis_hmat_build_csr(&p->matrix, &hopt, &pl->h));
+    pl->t_hmat = cis_wtime() - t0;
+  }
+  CIS_CALL(cis_plan_check_nroots(o, pl->h->n));
+  return CIS_OK;
+}
+
+/* The backend for --device; `h` is the matrix built for it (a GPU run may have cached none of
+ * it on the host, which the CPU then regenerates in every product). */
+static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend **be) {
+  int64_t n = h->n;
+  if (o->device == CIS_DEVICE_CPU) return cis_backend_create_cpu(n, o->threads, be);
+  if (o->device == CIS_DEVICE_GPU) {
+    CIS_CALL(cis_backend_create_cuda(n, o->device_index, be));
+    return CIS_OK;
+  }
+  /* auto: the GPU when one is usable, else the CPU, and say which and why. */
+  if (cis_backend_cuda_device_count() > 0) {
+    cis_err e = cis_backend_create_cuda(n, o->device_index, be);
+    if (e == CIS_OK) return CIS_OK;
+    if (!o->quiet) {
+      printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
+      if (h->hyb.ncached < h->hyb.nblocks && o->mem < 0)
+        printf("note             the matrix was built for the GPU, with no host cache: the CPU "
+               "regenerates it in every product (--device cpu caches it)\n");
+    }
+    cis_error_clear();
+  } else if (!o->quiet) {
+    printf("note             no usable GPU%s; using the CPU\n",
+#ifdef CISOLVE_HAVE_CUDA
+           ""
+#else
+           " (built without CUDA)"
+#endif
+    );
+  }
+  return cis_backend_create_cpu(n, o->threads, be);
+}
+
+/* The matrix as the solver's operator on `be`: uploaded to a device backend's GPU, with room
+ * kept for the solver's vectors, or applied on the host. */
+static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backend *be,
+                             int64_t nvec, cis_operator **op) {
+  cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
+  if (be->is_device)
+    return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, nvec, op);
+  return cis_hyb_op_create(&h->hyb, &info, be, op);
+}
+
+cis_err cis_pipeline_backend(cis_pipeline *pl, const cis_options *o) {
+  double t0 = cis_wtime();
+  cis_backend_cuda_prewarm_join();
+  CIS_CALL(make_backend(o, pl->h, &pl->be));
+  pl->t_device = cis_wtime() - t0;
+  t0 = cis_wtime();
+  CIS_CALL(make_operator(o, pl->h, pl->be, pl->dec.device_vectors, &pl->op));
+  pl->t_upload = cis_wtime() - t0;
+  return CIS_OK;
+}
+
+cis_err cis_pipeline_states(cis_pipeline *pl, const cis_options *o) {
+  const cis_hmat *h = pl->h;
+  /* the Reference block's states within symmetry blocks: the guess, and the check */
+  cis_refsym rsym = {h->ref_label, h->ref_partner, h->ref_bound};
+  CIS_CALL(cis_refstates_make(h->npre, h->hpp, &rsym, &pl->rst));
+  cis_eig_opts *eo = &pl->eo;
+  cis_eig_opts_default(eo, o->nroots);
+  eo->states = &pl->rst;
+  eo->tol_energy = o->tol_energy;
+  eo->tol_residual = o->tol_residual;
+  eo->max_iter = o->max_iter;
+  if (o->max_subspace) eo->max_subspace = o->max_subspace;
+  eo->level_shift = o->level_shift;
+  return CIS_OK;
+}
+
+/* Davidson, or Lanczos when asked (a restart resumes with Davidson: the checkpoint holds Ritz
+ * vectors and their products, which is what Davidson restarts from). */
+static cis_err solve(const cis_options *o, cis_backend *be, cis_operator *op,
+                     const cis_eig_opts *eo, cis_eig_result *res) {
+  if (o->solver == CIS_SOLVER_LANCZOS && !o->restart_set)
+    return cis_lanczos_solve(be, op, eo, res);
+  if (o->solver == CIS_SOLVER_LANCZOS && !o->quiet)
+    printf("note             a restart resumes with Davidson\n");
+  return cis_davidson_solve(be, op, eo, res);
+}
+
+/* Solve, then make sure no lower state was missed. */
+cis_err cis_pipeline_solve(cis_pipeline *pl, const cis_options *o) {
+  CIS_CALL(solve(o, pl->be, pl->op, &pl->eo, &pl->res));
+  if (o->check_roots != CIS_CHECK_NONE)
+    CIS_CALL(cis_analysis_check_blocks(o, pl->be, pl->op, &pl->rst, &pl->eo, &pl->res, &pl->an));
+  if (o->check_roots == CIS_CHECK_FULL)
+    CIS_CALL(cis_analysis_check_roots(o, pl->be, pl->op, pl->h, &pl->eo, &pl->res, &pl->an));
+  return CIS_OK;
+}
+
+cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o) {
+  if (pl->space) {
+    CIS_CALL(cis_malloc(&pl->s2, (size_t)pl->res.nroots, sizeof *pl->s2, "<S^2> values"));
+    CIS_CALL(cis_space_s2(pl->space, pl->res.nroots, pl->res.evecs, pl->s2));
+  }
+  CIS_CALL(cis_analysis_run(o, pl->h, &pl->res, pl->s2, &pl->an, &pl->abuf));
+  return CIS_OK;
+}
