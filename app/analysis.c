@@ -86,8 +86,17 @@ static cis_err rdm_results(const cis_hmat *h, const cis_eig_result *res, cis_ana
   CIS_CALL(cis_malloc(&b->rdm1, (size_t)K * (size_t)norb * (size_t)norb, sizeof(double),
                       "density matrices"));
   CIS_CALL(cis_malloc(&b->noons, (size_t)K * (size_t)norb, sizeof(double), "natural occupations"));
-  CIS_CALL(cis_rdm1(h->space, K, res->evecs, b->rdm1));
-  CIS_CALL(cis_natural_occupations(norb, K, b->rdm1, b->noons));
+  int64_t nn = (int64_t)norb * norb, n = cis_space_ndet(h->space);
+  for (int j = 0; j < K; j++) {
+    double *g = b->rdm1 + j * nn, *bb = NULL;
+    CIS_CALL(cis_malloc(&bb, (size_t)nn, sizeof *bb, "density matrix"));
+    cis_rdm_out o = {.dm1a = g, .dm1b = bb};
+    cis_err e = cis_rdm12s(h->space, NULL, res->evecs + j * n, res->evecs + j * n, &o);
+    for (int64_t t = 0; t < nn; t++) g[t] += bb[t];
+    cis_free(&bb);
+    CIS_CALL(e);
+  }
+  CIS_CALL(cis_natural_orbitals(norb, K, b->rdm1, b->noons, NULL));
   an->norb = norb;
   an->rdm1 = b->rdm1;
   an->noons = b->noons;
