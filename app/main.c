@@ -363,7 +363,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_malloc(&s2, (size_t)res.nroots, sizeof *s2, "<S^2> values"));
     CIS_TRY(cis_space_s2(space, res.nroots, res.evecs, s2));
   }
-  CIS_TRY(cis_analysis_run(&opt, h, &res, s2, &an, &abuf));
+  CIS_TRY(cis_analysis_run(&opt, h, be, &res, s2, &an, &abuf));
   rep.t_analysis = cis_wtime() - t0;
   rep.an = &an;
   cis_report_results(&rep, &res, s2);

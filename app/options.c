@@ -54,7 +54,9 @@ static const opt_desc k_opts[] = {
      "how the run makes sure no lower state was missed: blocks (default: search every symmetry "
      "block near the roots), full (--check-roots: blocks, then a search from random vectors), "
      "none"},
-    {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural occupations per root"},
+    {"rdm1", ARG_NONE, NULL, "one-particle density matrices (spin-summed and per spin) and natural orbitals per root"},
+    {"rdm2", ARG_NONE, NULL, "--rdm1 and the spin-resolved two-particle density matrices per root, and with several roots the transition ones between them"},
+    {"trans-rdm", ARG_NONE, NULL, "--rdm1 and the transition one-particle density matrices between roots"},
     {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N",
@@ -225,6 +227,10 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     CIS_CALL(parse_check(v, o));
   } else if (strcmp(name, "rdm1") == 0) {
     o->rdm1 = 1;
+  } else if (strcmp(name, "rdm2") == 0) {
+    o->rdm1 = o->rdm2 = 1;
+  } else if (strcmp(name, "trans-rdm") == 0) {
+    o->rdm1 = o->trans_rdm = 1;
   } else if (strcmp(name, "space") == 0) {
     CIS_CALL(parse_space(v, o));
   } else if (strcmp(name, "ms2") == 0) {

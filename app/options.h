@@ -37,7 +37,9 @@ typedef struct {
   int spin2;                /* 2S */
   double spin_shift;        /* --spin-shift, Eh (default 0.5) */
   cis_check_mode check_roots; /* --check-roots[=MODE]: how to make sure no lower state was missed */
-  int rdm1;                 /* --rdm1: one-particle density matrices and natural occupations */
+  int rdm1;                 /* --rdm1: one-particle density matrices and natural orbitals */
+  int rdm2;                 /* --rdm2: and two-particle ones (sets rdm1) */
+  int trans_rdm;            /* --trans-rdm: transition ones between roots (sets rdm1) */
 
   int space_set;            /* --space given (else the file's, else fci) */
   cis_space_kind space_kind;
