@@ -262,12 +262,12 @@ static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *br
   int sym = same && !gm.be;
   char parts[200];
   memset(X, 0, sizeof X);
-  snprintf(parts, sizeof parts, "a block of %lld rows of %d intermediates of %lld entries and "
-           "a product%s", (long long)rows, nbuf, (long long)n2,
+  snprintf(parts, sizeof parts, "%lld rows of %d intermediates of %lld entries and a product%s",
+           (long long)rows, nbuf, (long long)n2,
            gm.be ? " (the intermediates on the device too)" : "");
   double gbytes = (gm.be ? 1.0 : COMPACT * COMPACT) * (double)n2 * (double)n2 * 8.0;
   CIS_TRY(cis_space_check_room(s, (double)nbuf * (double)rows * (double)n2 * 8.0 + gbytes,
-                               "the two-particle density matrices", parts));
+                               "each block of the two-particle density matrices", parts));
   CIS_TRY(cis_malloc(&host, (size_t)(nbuf * rows * n2), sizeof *host, "density-matrix block"));
   CIS_TRY(cis_malloc(&cols, (size_t)(nbuf * n2), sizeof *cols, "density-matrix columns"));
   for (int b = 0; b < nbuf; b++) {

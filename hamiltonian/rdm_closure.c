@@ -42,7 +42,7 @@ static cis_err sx_build(const cis_space *s, const cis_strlist *src, const cis_st
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t S = 0; S < n; S++) L->ptr[S + 1] = singles_of(src, tgt, norb, S, NULL);
   for (int64_t S = 0; S < n; S++) L->ptr[S + 1] += L->ptr[S];
-  CIS_CALL(cis_space_check_room(s, (double)L->ptr[n] * sizeof(rdm_sx), "density matrices", what));
+  CIS_CALL(cis_space_check_room(s, (double)L->ptr[n] * sizeof(rdm_sx), "a density-matrix computation", what));
   CIS_CALL(cis_malloc(&L->x, (size_t)CIS_MAX(L->ptr[n], 1), sizeof(rdm_sx), what));
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t S = 0; S < n; S++) singles_of(src, tgt, norb, S, L->x + L->ptr[S]);
@@ -59,7 +59,7 @@ static cis_err closure_strings(const cis_space *s, const cis_strlist *l, int nel
                                const char *what, cis_strlist *out) {
   int norb = s->norb, nw = l->nw;
   int64_t per = 1 + (int64_t)nel * (norb - nel);
-  CIS_CALL(cis_space_check_room(s, (double)l->n * (double)per * nw * 8.0, "density matrices",
+  CIS_CALL(cis_space_check_room(s, (double)l->n * (double)per * nw * 8.0, "a density-matrix computation",
                                 what));
   out->nw = nw;
   out->n = l->n * per;
@@ -171,7 +171,7 @@ static cis_err closure_rows(rdm_rows *R, const int32_t *binv, const rdm_sx_list 
     char parts[96];
     snprintf(parts, sizeof parts, "the %lld determinants of the space's single-excitation "
              "closure", (long long)kptr[nA]);
-    CIS_TRY(cis_space_check_room(R->s, (double)kptr[nA] * 4.0, "density matrices", parts));
+    CIS_TRY(cis_space_check_room(R->s, (double)kptr[nA] * 4.0, "a density-matrix computation", parts));
     CIS_TRY(cis_malloc(&kb, (size_t)CIS_MAX(kptr[nA], 1), sizeof *kb, "closure rows"));
   }
   R->nk = kptr[nA];

@@ -3,6 +3,7 @@
  * usage: test_rdm pyscf FILE.h5 GROUP   PySCF's make_rdm12s / trans_rdm12s (make_rdm_ref.py)
  *        test_rdm brute FILE.h5 GROUP SPACE   SPACE: cisd, cisdt or list, on GROUP's integrals
  *        test_rdm wide                  norb 65 (two-word strings), a list space
+ *        test_rdm nomem FILE.h5 GROUP   a host memory limit below a block: CIS_ERR_NOMEM
  * Every case runs with the automatic block of rows and with blocks of a few rows (the last one
  * short), for bra == ket and a transition pair bra != ket, and asks for the one-particle
  * matrices alone, and for dm2ba without dm2ab (its own product). Brute force: each operator
@@ -454,7 +455,42 @@ static int run_wide(void) {
   return g_fail;
 }
 
+/* A host memory limit too small for a block of intermediates: CIS_ERR_NOMEM naming it; the
+ * one-particle matrices alone still fit. */
+static int run_nomem(const char *path, const char *group) {
+  ref_case c;
+  read_case(path, group, &c);
+  cis_space_spec spec = {.kind = CIS_SPACE_FCI};
+  cis_space *s = NULL;
+  cis_space_opts so = {.host_mem = 100000};
+  die(cis_space_build(&c.ints, &spec, &so, &s));
+  double *ket = to_ours(&c, s, c.ket);
+  rdm_set r;
+  set_alloc(&r, c.ints.norb, 0x3f);
+  cis_rdm_out o = as_out(&r);
+  cis_err e = cis_rdm12s(s, NULL, ket, ket, &o);
+  const char *msg = cis_error_message();
+  if (e != CIS_ERR_NOMEM || !strstr(msg, "each block of the two-particle density matrices needs")) {
+    fprintf(stderr, "FAIL: expected CIS_ERR_NOMEM naming the block, got %d: %s\n", (int)e, msg);
+    g_fail = 1;
+  } else {
+    printf("refused: %s\n", msg);
+  }
+  cis_error_clear();
+  o.dm2aa = o.dm2ab = o.dm2ba = o.dm2bb = NULL;
+  die(cis_rdm12s(s, NULL, ket, ket, &o));
+  double t = 0.0;
+  for (int p = 0; p < c.ints.norb; p++) t += r.m[0][p * c.ints.norb + p];
+  check("trace dm1a under the limit", fabs(t - c.ints.nalpha));
+  set_free(&r);
+  free(ket);
+  cis_space_destroy(&s);
+  free_case(&c);
+  return g_fail;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "nomem") == 0) return run_nomem(argv[2], argv[3]);
   if (argc == 4 && strcmp(argv[1], "pyscf") == 0) return run_pyscf(argv[2], argv[3]);
   if (argc == 5 && strcmp(argv[1], "brute") == 0) return run_brute(argv[2], argv[3], argv[4]);
   if (argc == 2 && strcmp(argv[1], "wide") == 0) return run_wide();
