@@ -28,6 +28,10 @@
 
 static int64_t g_block_rows = 0;
 
+/* Work below SMALL rows (or SMALL^2 entries) stays on one thread: a parallel region would cost
+ * more than it saves. */
+#define SMALL 256
+
 void cis_rdm_set_block_rows(int64_t rows) { g_block_rows = rows > 0 ? rows : 0; }
 
 /* Row K = (ka, kb) of the intermediates of v: <K|E^A_pq|v> into XA[pq * ld + rr] and
@@ -85,7 +89,7 @@ static cis_err rows_walk(const rdm_rows *R, int64_t k0, int64_t cur, const doubl
                          double *e1) {
   int64_t n2 = (int64_t)R->s->norb * R->s->norb;
   int fail = 0;
-#pragma omp parallel
+#pragma omp parallel if (cur > SMALL)
   {
     int nt = omp_get_num_threads(), id = omp_get_thread_num();
     int64_t chunk = (cur + nt - 1) / nt, r0 = k0 + id * chunk;
@@ -191,7 +195,7 @@ static cis_err block_product(rdm_gemm *gm, int64_t cur, const rdm_block *X, cons
     gm->be->t_ortho += view.t_ortho;
   }
   if (direct) return CIS_OK;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((int64_t)mx * my > SMALL * SMALL)
   for (int j = 0; j < my; j++) {
     int64_t cj = Y->col ? Y->col[j] : j;
     for (int i = 0; i < (sym ? j + 1 : mx); i++)
@@ -203,7 +207,7 @@ static cis_err block_product(rdm_gemm *gm, int64_t cur, const rdm_block *X, cons
 /* Exchange rows (qp) and (pq) of D (n2 x n2): G[(qp), (rs)] becomes D[p, q, r, s]. */
 static void swap_pairs(int norb, double *D) {
   int64_t n2 = (int64_t)norb * norb;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if (n2 > SMALL)
   for (int p = 0; p < norb; p++)
     for (int q = p + 1; q < norb; q++) {
       double *x = D + (p * (int64_t)norb + q) * n2, *y = D + (q * (int64_t)norb + p) * n2;
@@ -220,7 +224,7 @@ static void swap_pairs(int norb, double *D) {
 static void finish_same_spin(int norb, const double *e, int sym, double *D) {
   int64_t n2 = (int64_t)norb * norb;
   if (sym)
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (n2 > SMALL)
     for (int64_t i = 0; i < n2; i++)
       for (int64_t j = i + 1; j < n2; j++) D[i * n2 + j] = D[j * n2 + i];
   swap_pairs(norb, D);
@@ -233,7 +237,7 @@ static void finish_same_spin(int norb, const double *e, int sym, double *D) {
 /* ba[p,q,r,s] = ab[r,s,p,q]: the transpose of ab as an n2 x n2 matrix. */
 static void transpose_pairs(int64_t n2, const double *ab, double *ba) {
   const int64_t T = 32;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n2 > SMALL)
   for (int64_t i0 = 0; i0 < n2; i0 += T)
     for (int64_t j0 = 0; j0 < n2; j0 += T)
       for (int64_t i = i0; i < CIS_MIN(n2, i0 + T); i++)
@@ -278,7 +282,7 @@ static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *br
   rdm_block *TA = &X[0], *TB = &X[1], *BA = same ? &X[0] : &X[2], *BB = same ? &X[1] : &X[3];
   for (int64_t k0 = 0; k0 < R->nk; k0 += rows) {
     int64_t cur = CIS_MIN(rows, R->nk - k0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cur * n2 > SMALL * SMALL)
     for (int64_t t = 0; t < nbuf * n2; t++) memset(X[t / n2].x + (t % n2) * cur, 0, cur * 8);
     CIS_TRY(rows_walk(R, k0, cur, ket, bra, TA->x, TB->x, same ? NULL : BA->x,
                       same ? NULL : BB->x, e1));

@@ -8,6 +8,8 @@
 #include "hamiltonian/rdm_impl.h"
 
 #define NW_MAX (CIS_MAX_NORB / 64)
+/* Lists below SMALL strings are done on one thread. */
+#define SMALL 256
 
 /* Singles a+_a a_i of string S of list src that land in list tgt (out NULL: count only). */
 static int64_t singles_of(const cis_strlist *src, const cis_strlist *tgt, int norb, int64_t S,
@@ -39,12 +41,12 @@ static cis_err sx_build(const cis_space *s, const cis_strlist *src, const cis_st
   int norb = s->norb;
   int64_t n = src->n;
   CIS_CALL(cis_calloc(&L->ptr, (size_t)n + 1, sizeof(int64_t), "single excitation pointers"));
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64) if (n > SMALL)
   for (int64_t S = 0; S < n; S++) L->ptr[S + 1] = singles_of(src, tgt, norb, S, NULL);
   for (int64_t S = 0; S < n; S++) L->ptr[S + 1] += L->ptr[S];
   CIS_CALL(cis_space_check_room(s, (double)L->ptr[n] * sizeof(rdm_sx), "a density-matrix computation", what));
   CIS_CALL(cis_malloc(&L->x, (size_t)CIS_MAX(L->ptr[n], 1), sizeof(rdm_sx), what));
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64) if (n > SMALL)
   for (int64_t S = 0; S < n; S++) singles_of(src, tgt, norb, S, L->x + L->ptr[S]);
   return CIS_OK;
 }
@@ -64,7 +66,7 @@ static cis_err closure_strings(const cis_space *s, const cis_strlist *l, int nel
   out->nw = nw;
   out->n = l->n * per;
   CIS_CALL(cis_malloc(&out->bits, (size_t)(out->n * nw), sizeof(uint64_t), what));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (l->n > SMALL)
   for (int64_t S = 0; S < l->n; S++) {
     const uint64_t *src = cis_strlist_at(l, S);
     uint64_t *dst = out->bits + S * per * nw;
@@ -90,7 +92,7 @@ static cis_err closure_strings(const cis_space *s, const cis_strlist *l, int nel
 static cis_err index_map(const cis_strlist *from, const cis_strlist *to, int32_t **map) {
   CIS_CALL(cis_malloc(map, (size_t)CIS_MAX(from->n, 1), sizeof(int32_t), "string index map"));
   int32_t *m = *map;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (from->n > SMALL)
   for (int64_t i = 0; i < from->n; i++)
     m[i] = (int32_t)cis_strlist_find(to, cis_strlist_at(from, i));
   return CIS_OK;
@@ -145,7 +147,7 @@ static cis_err closure_rows(rdm_rows *R, const int32_t *binv, const rdm_sx_list 
   int fail = 0;
   CIS_TRY(cis_calloc(&kptr, (size_t)nA + 1, sizeof *kptr, "closure rows"));
   for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel
+#pragma omp parallel if (nA > SMALL)
     {
       unsigned char *mark = calloc((size_t)R->B.n, 1);
       int32_t *list = malloc(sizeof(int32_t) * (size_t)R->B.n);

@@ -241,11 +241,16 @@ static cis_rdm_out as_out(rdm_set *r) {
 }
 
 /* cis_rdm12s of the blocks in mask into r. */
-static void compute(const cis_space *s, const double *bra, const double *ket, unsigned mask,
-                    rdm_set *r) {
+static void compute_on(const cis_space *s, cis_backend *be, const double *bra,
+                       const double *ket, unsigned mask, rdm_set *r) {
   set_alloc(r, cis_space_norb(s), mask);
   cis_rdm_out o = as_out(r);
-  die(cis_rdm12s(s, NULL, bra, ket, &o));
+  die(cis_rdm12s(s, be, bra, ket, &o));
+}
+
+static void compute(const cis_space *s, const double *bra, const double *ket, unsigned mask,
+                    rdm_set *r) {
+  compute_on(s, NULL, bra, ket, mask, r);
 }
 
 /* Trace identities of bra == ket, normalised. */
@@ -269,7 +274,9 @@ static void check_traces(const char *tag, int norb, int na, int nb, const rdm_se
 }
 
 /* The same pair with the other code paths: one-particle matrices alone, dm2ba without dm2ab,
- * blocks of 5 rows. */
+ * blocks of 5 rows, and the path of a device backend (its intermediates copied to the
+ * backend's vectors, each product by its gemm_tn and scattered into the matrices) taken by the
+ * CPU backend posing as one, with the automatic blocks and blocks of 5 rows. */
 static void check_paths(const char *tag, const cis_space *s, const double *bra,
                         const double *ket, const rdm_set *full) {
   char what[160];
@@ -286,14 +293,22 @@ static void check_paths(const char *tag, const cis_space *s, const double *bra,
   snprintf(what, sizeof what, "%s: dm2ba without dm2ab", tag);
   check(what, maxdiff(r.m[4], full->m[4], n2 * n2));
   set_free(&r);
-  cis_rdm_set_block_rows(5);
-  compute(s, bra, ket, 0x3f, &r);
-  cis_rdm_set_block_rows(0);
-  for (int b = 0; b < 6; b++) {
-    snprintf(what, sizeof what, "%s: %s in blocks of 5 rows", tag, k_names[b]);
-    check(what, maxdiff(r.m[b], full->m[b], b < 2 ? n2 : n2 * n2));
+  cis_backend *be = NULL;
+  die(cis_backend_create_cpu(cis_space_ndet(s), 0, &be));
+  be->is_device = 1;
+  for (int v = 0; v < 3; v++) {
+    cis_rdm_set_block_rows(v == 1 ? 0 : 5);
+    compute_on(s, v ? be : NULL, bra, ket, 0x3f, &r);
+    cis_rdm_set_block_rows(0);
+    for (int b = 0; b < 6; b++) {
+      snprintf(what, sizeof what, "%s: %s %s", tag, k_names[b],
+               v == 0 ? "in blocks of 5 rows" : v == 1 ? "through a backend's gemm_tn"
+                      : "through a backend's gemm_tn in blocks of 5 rows");
+      check(what, maxdiff(r.m[b], full->m[b], b < 2 ? n2 : n2 * n2));
+    }
+    set_free(&r);
   }
-  set_free(&r);
+  cis_backend_destroy(&be);
 }
 
 static cis_space *build(const cis_integrals *ints, cis_space_spec *spec) {
