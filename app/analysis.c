@@ -48,7 +48,15 @@ void cis_analysis_buf_free(cis_analysis_buf *b) {
   cis_free(&b->degen);
   cis_free(&b->rdm1);
   cis_free(&b->noons);
-  cis_free(&b->natorbs);
+  cis_free(&b->nos);
+  cis_free(&b->dm1a);
+  cis_free(&b->dm1b);
+  cis_free(&b->tpairs);
+  for (int i = 0; i < 4; i++) {
+    if (i < 3) cis_free(&b->dm2[i]);
+    if (i < 2) cis_free(&b->tdm1[i]);
+    cis_free(&b->tdm2[i]);
+  }
 }
 
 /* The penalty moved each eigenvalue by shift * (<S^2> - S(S+1)), or by its square when
@@ -82,31 +90,106 @@ static cis_err degenerate_groups(const cis_eig_result *res, cis_analysis *an, ci
   return CIS_OK;
 }
 
-static cis_err rdm_results(const cis_hmat *h, const cis_eig_result *res, cis_analysis *an,
-                           cis_analysis_buf *b) {
-  int norb = cis_space_norb(h->space), K = res->nroots;
-  CIS_CALL(cis_malloc(&b->rdm1, (size_t)K * (size_t)norb * (size_t)norb, sizeof(double),
-                      "density matrices"));
-  CIS_CALL(cis_malloc(&b->noons, (size_t)K * (size_t)norb, sizeof(double), "natural occupations"));
-  CIS_CALL(cis_malloc(&b->natorbs, (size_t)K * (size_t)norb * (size_t)norb, sizeof(double),
-                      "natural orbitals"));
-  CIS_CALL(cis_rdm1(h->space, K, res->evecs, b->rdm1));
-  CIS_CALL(cis_natural_orbitals(norb, K, b->rdm1, b->noons, b->natorbs));
-  an->norb = norb;
-  an->rdm1 = b->rdm1;
-  an->noons = b->noons;
-  an->natorbs = b->natorbs;
+/* cis_rdm12s with its products on be; where the GPU cannot take them (its memory is the
+ * matrix's), on the host, saying so. */
+static cis_err rdm_pair(const cis_options *o, const cis_space *sp, cis_backend *be,
+                        const double *bra, const double *ket, cis_rdm_out *out) {
+  if (be && be->is_device) {
+    if (cis_rdm12s(sp, be, bra, ket, out) == CIS_OK) return CIS_OK;
+    if (!o->quiet)
+      printf("density matrices products on the host: the GPU could not take them (%s)\n",
+             cis_error_message());
+    cis_error_clear();
+  }
+  return cis_rdm12s(sp, NULL, bra, ket, out);
+}
+
+/* Every array the density matrices asked for take, checked against the host's memory. */
+static cis_err rdm_alloc(const cis_options *o, int norb, int K, int ntrans, cis_analysis_buf *b) {
+  size_t n2 = (size_t)norb * norb, n4 = n2 * n2, k = (size_t)K, t = (size_t)ntrans;
+  double need = 8.0 * ((double)k * (5.0 * n2 + norb) + (double)t * 2.0 * n2 +
+                       (o->rdm2 ? (double)k * 3.0 * n4 + (double)t * 4.0 * n4 : 0.0));
+  double avail;
+  const char *bound;
+  char b1[32], b2[32];
+  if (cis_host_mem_room(&avail, &bound))
+    CIS_CHECK(need <= avail, CIS_ERR_NOMEM, "the density matrices of %d root%s%s need %s of "
+              "host memory; %s available (%s)", K, K == 1 ? "" : "s",
+              ntrans ? " and their transitions" : "", cis_format_bytes(need, b1, sizeof b1),
+              cis_format_bytes(avail, b2, sizeof b2), bound);
+  CIS_CALL(cis_calloc(&b->rdm1, k * n2, sizeof(double), "density matrices"));
+  CIS_CALL(cis_calloc(&b->dm1a, k * n2, sizeof(double), "density matrices"));
+  CIS_CALL(cis_calloc(&b->dm1b, k * n2, sizeof(double), "density matrices"));
+  CIS_CALL(cis_calloc(&b->nos, k * n2, sizeof(double), "natural orbitals"));
+  CIS_CALL(cis_calloc(&b->noons, k * (size_t)norb, sizeof(double), "natural occupations"));
+  for (int i = 0; o->rdm2 && i < 3; i++)
+    CIS_CALL(cis_calloc(&b->dm2[i], k * n4, sizeof(double), "two-particle density matrices"));
+  if (!ntrans) return CIS_OK;
+  CIS_CALL(cis_calloc(&b->tpairs, 2 * t, sizeof(int32_t), "transition pairs"));
+  for (int i = 0; i < 2; i++)
+    CIS_CALL(cis_calloc(&b->tdm1[i], t * n2, sizeof(double), "transition density matrices"));
+  for (int i = 0; o->rdm2 && i < 4; i++)
+    CIS_CALL(cis_calloc(&b->tdm2[i], t * n4, sizeof(double), "transition density matrices"));
   return CIS_OK;
 }
 
-cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_eig_result *res,
-                         const double *s2, cis_analysis *an, cis_analysis_buf *b) {
+/* Per root: dm1a, dm1b (and dm2 with --rdm2), the spin-summed rdm1 and its natural orbitals;
+ * per pair of roots i < j (--trans-rdm, or --rdm2 with several roots): <i| .. |j>. */
+static cis_err rdm_results(const cis_options *o, const cis_hmat *h, cis_backend *be,
+                           const cis_eig_result *res, cis_analysis *an, cis_analysis_buf *b) {
+  const cis_space *sp = h->space;
+  int norb = cis_space_norb(sp), K = res->nroots;
+  int ntrans = (o->trans_rdm || o->rdm2) && K > 1 ? K * (K - 1) / 2 : 0;
+  int64_t n = cis_space_ndet(sp), n2 = (int64_t)norb * norb, n4 = n2 * n2;
+  CIS_CALL(rdm_alloc(o, norb, K, ntrans, b));
+  for (int j = 0; j < K; j++) {
+    const double *c = res->evecs + j * n;
+    cis_rdm_out out = {b->dm1a + j * n2, b->dm1b + j * n2, NULL, NULL, NULL, NULL};
+    if (o->rdm2) {
+      out.dm2aa = b->dm2[0] + j * n4;
+      out.dm2ab = b->dm2[1] + j * n4;
+      out.dm2bb = b->dm2[2] + j * n4;
+    }
+    CIS_CALL(rdm_pair(o, sp, be, c, c, &out));
+    for (int64_t t = 0; t < n2; t++) b->rdm1[j * n2 + t] = out.dm1a[t] + out.dm1b[t];
+  }
+  CIS_CALL(cis_natural_orbitals(norb, K, b->rdm1, b->noons, b->nos));
+  for (int i = 0, t = 0; ntrans && i < K; i++)
+    for (int j = i + 1; j < K; j++, t++) {
+      b->tpairs[2 * t] = i;
+      b->tpairs[2 * t + 1] = j;
+      cis_rdm_out out = {b->tdm1[0] + t * n2, b->tdm1[1] + t * n2, NULL, NULL, NULL, NULL};
+      if (o->rdm2) {
+        out.dm2aa = b->tdm2[0] + t * n4;
+        out.dm2ab = b->tdm2[1] + t * n4;
+        out.dm2ba = b->tdm2[2] + t * n4;
+        out.dm2bb = b->tdm2[3] + t * n4;
+      }
+      CIS_CALL(rdm_pair(o, sp, be, res->evecs + i * n, res->evecs + j * n, &out));
+    }
+  an->norb = norb;
+  an->rdm1 = b->rdm1;
+  an->noons = b->noons;
+  an->nos = b->nos;
+  an->dm1a = b->dm1a;
+  an->dm1b = b->dm1b;
+  for (int i = 0; i < 3; i++) an->dm2[i] = b->dm2[i];
+  an->ntrans = ntrans;
+  an->trans_pairs = b->tpairs;
+  for (int i = 0; i < 2; i++) an->tdm1[i] = b->tdm1[i];
+  for (int i = 0; i < 4; i++) an->tdm2[i] = b->tdm2[i];
+  return CIS_OK;
+}
+
+cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_backend *be,
+                         cis_eig_result *res, const double *s2, cis_analysis *an,
+                         cis_analysis_buf *b) {
   if (o->spin_set && s2) CIS_CALL(spin_results(o, h, res, s2, an, b));
   CIS_CALL(degenerate_groups(res, an, b));
   if (o->rdm1) {
-    CIS_CHECK(h->space, CIS_ERR_USAGE, "--rdm1 needs an integral input (%s holds a matrix)",
-              o->input);
-    CIS_CALL(rdm_results(h, res, an, b));
+    CIS_CHECK(h->space, CIS_ERR_USAGE, "%s needs an integral input (%s holds a matrix)",
+              o->rdm2 ? "--rdm2" : o->trans_rdm ? "--trans-rdm" : "--rdm1", o->input);
+    CIS_CALL(rdm_results(o, h, be, res, an, b));
   }
   return CIS_OK;
 }

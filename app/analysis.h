@@ -14,7 +14,10 @@
 
 typedef struct {
   int *spin_ok, *degen;
-  double *rdm1, *noons, *natorbs;
+  double *rdm1, *noons, *nos, *dm1a, *dm1b;
+  double *dm2[3];          /* aa, ab, bb */
+  int32_t *tpairs;
+  double *tdm1[2], *tdm2[4];
 } cis_analysis_buf;
 
 void cis_analysis_buf_free(cis_analysis_buf *b);
@@ -30,11 +33,12 @@ cis_err cis_analysis_check_roots(const cis_options *o, cis_backend *be, cis_oper
                                  const cis_hmat *h, const cis_eig_opts *eo, cis_eig_result *res,
                                  cis_analysis *an);
 
-/* Spin correction and flags (--spin), degenerate groups, density matrices and natural orbitals
- * (--rdm1). May change res->evals (the penalty is removed). s2 may be NULL for explicit
- * matrices. */
-cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_eig_result *res,
-                         const double *s2, cis_analysis *an, cis_analysis_buf *b);
+/* Spin correction and flags (--spin), degenerate groups, density matrices (--rdm1, --rdm2,
+ * --trans-rdm: hamiltonian/rdm.h, their products on be when it is a GPU's). May change
+ * res->evals (the penalty is removed). s2 may be NULL for explicit matrices. */
+cis_err cis_analysis_run(const cis_options *o, const cis_hmat *h, cis_backend *be,
+                         cis_eig_result *res, const double *s2, cis_analysis *an,
+                         cis_analysis_buf *b);
 
 /* --molden: the natural orbitals of the nroots roots' average density matrix (equal weights;
  * one root's own for one root) in the atomic orbitals of `orb` (the input's /orbitals), after

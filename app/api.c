@@ -125,7 +125,7 @@ int cisolve_create(int norb, int nalpha, int nbeta, const double *h1e, const dou
  * has none of. */
 static int program_only(const char *key) {
   static const char *const keys[] = {"write-input", "checkpoint-every", "checkpoint-interval",
-                                     "walltime", "rdm1", "molden"};
+                                     "walltime", "rdm1", "rdm2", "trans-rdm", "molden"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (strcmp(key, keys[i]) == 0) return 1;
   return 0;

@@ -58,6 +58,9 @@ static const opt_desc k_opts[] = {
     {"molden", ARG_OPTIONAL, "FILE",
      "natural orbitals (state-averaged over the roots) as a Molden file, for an input.h5 with "
      "/orbitals; implies --rdm1 (default FILE: OUTPUT stem + .molden)"},
+    {"rdm1", ARG_NONE, NULL, "one-particle density matrices (spin-summed and per spin) and natural orbitals per root"},
+    {"rdm2", ARG_NONE, NULL, "--rdm1 and the spin-resolved two-particle density matrices per root, and with several roots the transition ones between them"},
+    {"trans-rdm", ARG_NONE, NULL, "--rdm1 and the transition one-particle density matrices between roots"},
     {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N",
@@ -233,6 +236,10 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
   } else if (strcmp(name, "molden") == 0) {
     o->molden_set = o->rdm1 = 1;
     if (v) CIS_CALL(copy_path(o->molden, v, "--molden"));
+  } else if (strcmp(name, "rdm2") == 0) {
+    o->rdm1 = o->rdm2 = 1;
+  } else if (strcmp(name, "trans-rdm") == 0) {
+    o->rdm1 = o->trans_rdm = 1;
   } else if (strcmp(name, "space") == 0) {
     CIS_CALL(parse_space(v, o));
   } else if (strcmp(name, "ms2") == 0) {

@@ -40,6 +40,8 @@ typedef struct {
   int rdm1;                 /* --rdm1: one-particle density matrices and natural orbitals */
   int molden_set;           /* --molden[=FILE]: the natural orbitals as a Molden file (sets rdm1) */
   char molden[4096];        /* its path; default: OUTPUT stem with .molden */
+  int rdm2;                 /* --rdm2: and two-particle ones (sets rdm1) */
+  int trans_rdm;            /* --trans-rdm: transition ones between roots (sets rdm1) */
 
   int space_set;            /* --space given (else the file's, else fci) */
   cis_space_kind space_kind;

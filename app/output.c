@@ -105,12 +105,14 @@ cleanup:
   return err;
 }
 
-static cis_err write_3d(hid_t g, const char *path, const char *name, const int64_t *dims,
-                        const double *data) {
+/* A float64 dataset of rank dims[0] .. dims[rank-1] (rank <= 5). */
+static cis_err write_nd(hid_t g, const char *path, const char *name, int rank,
+                        const int64_t *dims, const double *data) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
-  hsize_t d[3] = {(hsize_t)dims[0], (hsize_t)dims[1], (hsize_t)dims[2]};
-  hid_t sp = H5Screate_simple(3, d, NULL), ds = -1;
+  hsize_t d[5];
+  for (int i = 0; i < rank; i++) d[i] = (hsize_t)dims[i];
+  hid_t sp = H5Screate_simple(rank, d, NULL), ds = -1;
   if (sp < 0) CIS_FAIL(CIS_ERR_IO, "%s: cannot create a dataspace for %s", path, name);
   ds = H5Dcreate2(g, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
@@ -119,6 +121,28 @@ cleanup:
   cis_h5_close(&ds);
   cis_h5_close(&sp);
   return err;
+}
+
+/* Density matrices (--rdm1, --rdm2, --trans-rdm): per root, then per transition pair. */
+static cis_err results_rdms(hid_t g, const char *path, int64_t k, const cis_analysis *a) {
+  static const char *d2[3] = {"dm2aa", "dm2ab", "dm2bb"};
+  static const char *t2[4] = {"trans_dm2aa", "trans_dm2ab", "trans_dm2ba", "trans_dm2bb"};
+  int64_t no = a->norb, d3[3] = {k, no, no}, d5[5] = {k, no, no, no, no}, d2n[2] = {k, no};
+  CIS_CALL(write_nd(g, path, "rdm1", 3, d3, a->rdm1));
+  CIS_CALL(cis_h5_write(g, path, "natural_occupations", H5T_NATIVE_DOUBLE, 2, d2n, a->noons));
+  if (a->nos) CIS_CALL(write_nd(g, path, "natural_orbitals", 3, d3, a->nos));
+  if (a->dm1a) CIS_CALL(write_nd(g, path, "dm1a", 3, d3, a->dm1a));
+  if (a->dm1b) CIS_CALL(write_nd(g, path, "dm1b", 3, d3, a->dm1b));
+  for (int i = 0; i < 3; i++)
+    if (a->dm2[i]) CIS_CALL(write_nd(g, path, d2[i], 5, d5, a->dm2[i]));
+  if (!a->ntrans) return CIS_OK;
+  int64_t t = a->ntrans, tp[2] = {t, 2}, t3[3] = {t, no, no}, t5[5] = {t, no, no, no, no};
+  CIS_CALL(cis_h5_write(g, path, "trans_pairs", H5T_NATIVE_INT32, 2, tp, a->trans_pairs));
+  CIS_CALL(write_nd(g, path, "trans_dm1a", 3, t3, a->tdm1[0]));
+  CIS_CALL(write_nd(g, path, "trans_dm1b", 3, t3, a->tdm1[1]));
+  for (int i = 0; i < 4; i++)
+    if (a->tdm2[i]) CIS_CALL(write_nd(g, path, t2[i], 5, t5, a->tdm2[i]));
+  return CIS_OK;
 }
 
 /* Spin flags, degenerate groups, density matrices and the root check, when computed. */
@@ -138,12 +162,7 @@ static cis_err results_analysis(hid_t g, const char *path, const cis_output *o,
     cis_free(&d);
     CIS_CALL(e);
   }
-  if (a->rdm1) {
-    int64_t d3[3] = {k, a->norb, a->norb}, d2[2] = {k, a->norb};
-    CIS_CALL(write_3d(g, path, "rdm1", d3, a->rdm1));
-    CIS_CALL(cis_h5_write(g, path, "natural_occupations", H5T_NATIVE_DOUBLE, 2, d2, a->noons));
-    if (a->natorbs) CIS_CALL(write_3d(g, path, "natural_orbitals", d3, a->natorbs));
-  }
+  if (a->rdm1) CIS_CALL(results_rdms(g, path, k, a));
   if (a->check_blocks) {
     const cis_blockcheck *b = &a->blocks;
     CIS_CALL(cis_h5_attr_int(g, path, "check_blocks", b->nblocks));
@@ -276,6 +295,8 @@ static cis_err options_numbers(hid_t g, const char *path, const cis_options *o) 
   CIS_CALL(cis_h5_attr_double(g, path, "spin", 0.5 * o->spin2));
   CIS_CALL(cis_h5_attr_double(g, path, "spin_shift", o->spin_shift));
   CIS_CALL(cis_h5_attr_int(g, path, "rdm1", o->rdm1));
+  CIS_CALL(cis_h5_attr_int(g, path, "rdm2", o->rdm2));
+  CIS_CALL(cis_h5_attr_int(g, path, "trans_rdm", o->trans_rdm));
   return CIS_OK;
 }
 

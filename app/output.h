@@ -17,7 +17,13 @@ typedef struct {
   int norb;
   const double *rdm1;      /* nroots x norb x norb, spin-summed */
   const double *noons;     /* nroots x norb, descending */
-  const double *natorbs;   /* nroots x norb x norb: [j][p][i] = orbital p in natural orbital i */
+  const double *nos;       /* nroots x norb x norb: column i = natural orbital i */
+  const double *dm1a, *dm1b; /* nroots x norb x norb, PySCF's make_rdm1s */
+  const double *dm2[3];    /* --rdm2: aa, ab, bb, each nroots x norb^4 (make_rdm12s) */
+  int ntrans;              /* transition pairs (bra root < ket root) */
+  const int32_t *trans_pairs; /* ntrans x 2 */
+  const double *tdm1[2];   /* ntrans x norb^2 each, alpha and beta (trans_rdm1s) */
+  const double *tdm2[4];   /* --rdm2: aa, ab, ba, bb, each ntrans x norb^4 (trans_rdm12s) */
   int check_blocks;        /* the search of every symmetry block ran (--check-roots blocks) */
   cis_blockcheck blocks;   /* its outcome */
   int check_roots;         /* the search from random vectors ran (--check-roots full) */

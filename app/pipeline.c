@@ -206,6 +206,6 @@ cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o) {
     CIS_CALL(cis_malloc(&pl->s2, (size_t)pl->res.nroots, sizeof *pl->s2, "<S^2> values"));
     CIS_CALL(cis_space_s2(pl->space, pl->res.nroots, pl->res.evecs, pl->s2));
   }
-  CIS_CALL(cis_analysis_run(o, pl->h, &pl->res, pl->s2, &pl->an, &pl->abuf));
+  CIS_CALL(cis_analysis_run(o, pl->h, pl->be, &pl->res, pl->s2, &pl->an, &pl->abuf));
   return CIS_OK;
 }

@@ -1,12 +1,28 @@
-/* cisolve: one-particle density matrices of CI vectors over a determinant space.
+/* cisolve: spin-resolved one- and two-particle (transition) density matrices of CI vectors
+ * over any determinant space, and natural orbitals.
  *
- * gamma_pq = sum_sigma <Psi| a+_p,sigma a_q,sigma |Psi> (spin-summed), from the single
- * excitations that stay inside the space (in a truncated space only in-space terms count).
- * Natural occupations are its eigenvalues, descending; they sum to the electron count for a
- * normalised vector.
+ * Conventions are PySCF's (pyscf.fci.direct_spin1.trans_rdm12s / make_rdm12s with
+ * reorder=True, trans_rdm1s / make_rdm1s), for real vectors bra and ket:
+ *   dm1a[p,q]      = <bra| a+_qA a_pA |ket>        (bra == ket: symmetric, <a+_p a_q>)
+ *   dm2aa[p,q,r,s] = <bra| a+_pA a+_rA a_sA a_qA |ket>
+ *   dm2ab[p,q,r,s] = <bra| a+_pA a+_rB a_sB a_qA |ket>
+ *   dm2ba[p,q,r,s] = <bra| a+_pB a+_rA a_sA a_qB |ket> = dm2ab[r,s,p,q]
+ *   dm2bb[p,q,r,s] = <bra| a+_pB a+_rB a_sB a_qB |ket>
+ * (dm1b likewise), row-major, norb^2 and norb^4 doubles. The energy of bra == ket is
+ * sum_pq h[p,q] dm1[q,p] + 1/2 sum_pqrs (pq|rs) dm2[p,q,r,s], with dm1 = dm1a + dm1b and
+ * dm2 = aa + ab + ba + bb. The operators act on the vectors as they are: in a truncated space
+ * these are the exact matrix elements between the two vectors (determinants outside the space
+ * have no weight), which is PySCF's FCI result for the vectors embedded in FCI.
  *
- * Input: k host vectors C (n x k, ld n, our determinant order). Output: rdm (k x norb x norb,
- * row-major per root) and occ (k x norb), both allocated by the caller.
+ * Method: with E_pq = a+_p a_q of one spin and the intermediates t[K][pq] = <K|E_pq|v> over a
+ * set K of determinants closed under one single excitation of the space (the space itself for
+ * FCI; its single-excitation closure otherwise, found here),
+ *   <bra|E_pq E_rs|ket> = sum_K <bra|E_pq|K> <K|E_rs|ket>,
+ *   a+_p a+_r a_s a_q = E_pq E_rs - delta_qr E_ps (same spin),  = E^A_pq E^B_rs (opposite),
+ * so each spin block is a product of two (K x norb^2) intermediates, formed a block of rows of
+ * K at a time (at most CIS_RDM_BLOCK_BYTES of them) on the host with OpenMP; the products run
+ * on the backend (a GPU's cuBLAS) or with the host's BLAS. The one-particle matrices need no
+ * intermediates and come from the space's own single excitations.
  */
 #ifndef CIS_RDM_H
 #define CIS_RDM_H
@@ -15,31 +31,32 @@
 #include "hamiltonian/space.h"
 #include "kernels/backend.h"
 
-cis_err cis_rdm1(const cis_space *s, int k, const double *C, double *rdm);
-/* Natural orbitals of each root's rdm (LAPACKE dsyevd): occupations occ (k x norb), descending,
- * and, unless vec is NULL, the orbitals vec (k x norb x norb, row-major per root): column i,
- * vec[v][p][i], holds orbital p's coefficient in natural orbital i, the sign chosen so that
- * its largest component (the first of equal ones) is positive. */
-cis_err cis_natural_orbitals(int norb, int k, const double *rdm, double *occ, double *vec);
-/* The occupations alone. */
-cis_err cis_natural_occupations(int norb, int k, const double *rdm, double *occ);
-
-/* Spin-resolved one- and two-particle (transition) density matrices, in PySCF's conventions
- * (pyscf.fci.direct_spin1.make_rdm12s / trans_rdm12s with reorder=True):
- *   dm1a[p,q]      = <bra| a+_pA a_qA |ket>
- *   dm2aa[p,q,r,s] = <bra| a+_pA a+_rA a_sA a_qA |ket>
- *   dm2ab[p,q,r,s] = <bra| a+_pA a+_rB a_sB a_qA |ket>
- *   dm2ba[p,q,r,s] = <bra| a+_pB a+_rA a_sA a_qB |ket>   (only differs from ab^T for bra != ket)
- *   dm2bb[p,q,r,s] = <bra| a+_pB a+_rB a_sB a_qB |ket>
- * Row-major, norb^2 / norb^4 doubles. */
 typedef struct {
   double *dm1a, *dm1b;                   /* norb^2 each, NULL = not wanted */
   double *dm2aa, *dm2ab, *dm2ba, *dm2bb; /* norb^4 each, NULL = not wanted */
 } cis_rdm_out;
-/* bra and ket: host vectors of cis_space_ndet(s) in our order (bra == ket allowed: then the
- * ordinary RDMs). be: the backend whose block products (gemm) do the heavy part, or NULL for
- * the host. */
+
+/* The host memory one block of intermediates may take (as much again on a device). */
+#define CIS_RDM_BLOCK_BYTES ((int64_t)128 << 20)
+
+/* Density matrices of bra and ket: host vectors of cis_space_ndet(s) in our order (bra == ket
+ * allowed: then the ordinary RDMs). be: the backend whose block products (gemm_tn) do the
+ * heavy part when its vectors live on a device; NULL, or a CPU backend: the host's BLAS.
+ * Outputs are written whole (the caller allocates them).
+ * Errors: CIS_ERR_NOMEM naming what would not fit (the closure's strings and rows, the string
+ * lists' single excitations, a block of intermediates) before it is allocated; CIS_ERR_INPUT
+ * for more than 32767 orbitals; the backend's errors. */
 cis_err cis_rdm12s(const cis_space *s, cis_backend *be, const double *bra, const double *ket,
                    cis_rdm_out *out);
+
+/* Natural orbitals of k spin-summed one-particle density matrices (k x norb x norb, symmetric):
+ * occupations occ (k x norb), descending, and, when vec is not NULL, the orbitals (k x norb x
+ * norb, row-major; column i of root j's matrix is the orbital of occupation occ[j][i] in the
+ * basis of the input orbitals, its largest component positive). LAPACKE dsyevd. */
+cis_err cis_natural_orbitals(int norb, int k, const double *rdm, double *occ, double *vec);
+
+/* Rows of K per block (0: from CIS_RDM_BLOCK_BYTES, the default); tests set a few to check
+ * the blocking. */
+void cis_rdm_set_block_rows(int64_t rows);
 
 #endif

@@ -142,20 +142,13 @@ def main():
     refused("guess has shape", cisolve.solve, h1e, eri, norb, nelec, guess=np.ones(5))
 
     # the spin-resolved RDMs against PySCF's of the same vector
-    try:
-        (d1a, d1b), (d2aa, d2ab, d2ba, d2bb) = r4.rdm12s(0, 1)
-    except cisolve.Error as e:
-        if "not built yet" in str(e):  # the placeholder until hamiltonian/rdm.c's cis_rdm12s
-            print("SKIPPED: rdm12s: " + str(e))
-        else:
-            check(False, "rdm12s: %s" % e)
-    else:
-        ca = [to_pyscf(r4.vectors[:, j], r4.alpha, r4.beta, norb, nelec) for j in (0, 1)]
-        (p1a, p1b), (p2aa, p2ab, p2ba, p2bb) = fci.direct_spin1.trans_rdm12s(
-            ca[0], ca[1], norb, nelec, reorder=True)
-        err = max(np.abs(a - b).max() for a, b in zip((d1a, d1b, d2aa, d2ab, d2ba, d2bb),
-                                                      (p1a, p1b, p2aa, p2ab, p2ba, p2bb)))
-        check(err < 1e-10, "rdm12s differs from PySCF's by %.2e" % err)
+    (d1a, d1b), (d2aa, d2ab, d2ba, d2bb) = r4.rdm12s(0, 1)
+    ca = [to_pyscf(r4.vectors[:, j], r4.alpha, r4.beta, norb, nelec) for j in (0, 1)]
+    (p1a, p1b), (p2aa, p2ab, p2ba, p2bb) = fci.direct_spin1.trans_rdm12s(
+        ca[0], ca[1], norb, nelec, reorder=True)
+    err = max(np.abs(a - b).max() for a, b in zip((d1a, d1b, d2aa, d2ab, d2ba, d2bb),
+                                                  (p1a, p1b, p2aa, p2ab, p2ba, p2bb)))
+    check(err < 1e-10, "rdm12s differs from PySCF's by %.2e" % err)
 
     if failures:
         print("%d check(s) failed" % len(failures))
