@@ -216,9 +216,10 @@ class Solver:
             warnings.warn("cisolve: " + msg, RuntimeWarning, stacklevel=2)
         return Result(self)
 
-    def rdm12s(self, bra, ket):
+    def rdm12s(self, bra, ket, two=True):
         """((dm1a, dm1b), (dm2aa, dm2ab, dm2ba, dm2bb)) of <bra| ... |ket> (vectors of the
-        space in our order), PySCF's conventions (fci.direct_spin1.trans_rdm12s)."""
+        space in our order), PySCF's conventions (fci.direct_spin1.trans_rdm12s); two=False:
+        the one-particle matrices alone, and None for the others."""
         n, norb = self.ndet, self.norb
         bra = np.ascontiguousarray(bra, dtype=np.float64).ravel()
         ket = np.ascontiguousarray(ket, dtype=np.float64).ravel()
@@ -226,8 +227,8 @@ class Solver:
             raise Error("rdm12s: bra and ket need %d values each (got %d and %d)"
                         % (n, bra.size, ket.size))
         d1 = [np.zeros((norb, norb)) for _ in range(2)]
-        d2 = [np.zeros((norb,) * 4) for _ in range(4)]
-        ptrs = [m.ctypes.data_as(ctypes.c_void_p) for m in d1 + d2]
+        d2 = [np.zeros((norb,) * 4) for _ in range(4)] if two else [None] * 4
+        ptrs = [None if m is None else m.ctypes.data_as(ctypes.c_void_p) for m in d1 + d2]
         _check(_load().cisolve_rdm12s(self._h, bra, ket, *ptrs))
         return tuple(d1), tuple(d2)
 

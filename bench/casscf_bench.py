@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""CASSCF with cisolve.pyscf.FCISolver against PySCF's own FCI solver, back to back on one
+machine: time per macro-iteration and in all, and the energies.
+
+    casscf_bench.py [--case f2-12-12] [--macro N] [--threads T] [--device auto] [--csv OUT]
+
+Each side runs CASSCF from the same RHF orbitals with the same settings; --macro caps the
+macro-iterations of both (then the energies are compared only as a check that both did the same
+work). PySCF's side uses T threads (lib.num_threads); cisolve's uses the GPU where there is one
+and T host threads.
+"""
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+CASES = {
+    # name: (atoms, basis, ncas, nelecas)
+    "n2-6-6": ("N 0 0 0; N 0 0 1.098", "cc-pvdz", 6, 6),
+    "f2-10-10": ("F 0 0 0; F 0 0 1.412", "cc-pvdz", 10, 10),
+    "f2-12-12": ("F 0 0 0; F 0 0 1.412", "cc-pvdz", 12, 12),
+    "f2-14-14": ("F 0 0 0; F 0 0 1.412", "cc-pvdz", 14, 14),
+}
+
+
+def run(case, ours, macro, threads, device):
+    from pyscf import gto, lib, mcscf, scf
+    lib.num_threads(threads)
+    atoms, basis, ncas, nelecas = CASES[case]
+    mol = gto.M(atom=atoms, basis=basis, symmetry=False, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-10)
+    mc = mcscf.CASSCF(mf, ncas, nelecas)
+    mc.conv_tol = 1e-8
+    mc.max_cycle_macro = macro
+    if ours:
+        from cisolve.pyscf import FCISolver
+        mc.fcisolver = FCISolver(mol, device=device, threads=threads)
+    stamps = []
+    mc.callback = lambda env: stamps.append(time.perf_counter())
+    t0 = time.perf_counter()
+    mc.kernel()
+    total = time.perf_counter() - t0
+    per = np.diff([t0] + stamps)
+    return {"e": mc.e_tot, "converged": mc.converged, "total": total, "macro": len(stamps),
+            "per_macro": per.tolist()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--case", default="f2-12-12", choices=sorted(CASES))
+    ap.add_argument("--macro", type=int, default=50)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--csv", help="append one line per side to this CSV")
+    a = ap.parse_args()
+    res = {}
+    for side, ours in (("pyscf", False), ("cisolve", True)):
+        r = run(a.case, ours, a.macro, a.threads, a.device)
+        res[side] = r
+        print("%-8s E = %.10f  converged %s  %d macro-iterations  total %.2f s  per macro: "
+              "first %.2f s, median %.2f s" % (side, r["e"], r["converged"], r["macro"],
+                                                r["total"], r["per_macro"][0],
+                                                np.median(r["per_macro"])), flush=True)
+    p, c = res["pyscf"], res["cisolve"]
+    print("energy difference %.2e Eh; total time ratio pyscf/cisolve %.2f; median macro-iteration "
+          "ratio %.2f" % (c["e"] - p["e"], p["total"] / c["total"],
+                          np.median(p["per_macro"]) / np.median(c["per_macro"])))
+    if a.csv:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                    text=True, cwd=os.path.dirname(__file__)).stdout.strip()
+        except OSError:
+            commit = ""
+        new = not os.path.exists(a.csv)
+        with open(a.csv, "a") as f:
+            if new:
+                f.write("date,commit,case,side,threads,device,energy,converged,macro,total_s,"
+                        "median_macro_s\n")
+            for side in ("pyscf", "cisolve"):
+                r = res[side]
+                f.write("%s,%s,%s,%s,%d,%s,%.10f,%s,%d,%.3f,%.3f\n" % (
+                    datetime.date.today().isoformat(), os.environ.get("CISOLVE_COMMIT", commit),
+                    a.case, side, a.threads, a.device if side == "cisolve" else "host",
+                    r["e"], r["converged"], r["macro"], r["total"], np.median(r["per_macro"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""cisolve as PySCF's FCI solver: the active-space solver of CASCI and CASSCF.
+
+    from pyscf import gto, scf, mcscf
+    from cisolve.pyscf import FCISolver
+    mc = mcscf.CASSCF(mf, 8, 8)
+    mc.fcisolver = FCISolver(mol)
+    mc.kernel()
+
+FCISolver follows PySCF's fcisolver protocol (pyscf.fci.direct_spin1.FCISolver): kernel returns
+(e, civec) with civec in PySCF's layout (na_strings x nb_strings, strings in cistring order),
+and the density matrices come in PySCF's conventions. The eigenvectors, <S^2> and every density
+matrix are computed by cisolve (on its GPU where one is present); PySCF only supplies the
+integrals. mcscf.state_average_ and mcscf.state_specific_ wrap it as they wrap PySCF's own
+solvers. docs/python.md has the options and an example.
+"""
+import sys
+import warnings
+
+import numpy as np
+from pyscf import ao2mo, lib
+from pyscf.fci import addons as fci_addons
+from pyscf.fci import cistring
+from pyscf.lib import logger
+
+import cisolve as _cis
+
+
+def _unpack_nelec(nelec, spin):
+    return fci_addons._unpack_nelec(nelec, spin)
+
+
+class _Layout:
+    """Where each determinant of cisolve's order sits in PySCF's (na_strings, nb_strings) array,
+    for FCI of (na, nb) electrons in norb orbitals."""
+
+    def __init__(self, norb, na, nb, alpha, beta):
+        if norb > 64:
+            raise ValueError("cisolve.pyscf: PySCF's FCI layout holds at most 64 orbitals")
+        self.norb, self.na, self.nb = norb, na, nb
+        self.shape = (cistring.num_strings(norb, na), cistring.num_strings(norb, nb))
+        self.ia = cistring.strs2addr(norb, na, np.asarray(alpha[:, 0], dtype=np.int64))
+        self.ib = cistring.strs2addr(norb, nb, np.asarray(beta[:, 0], dtype=np.int64))
+        if len(self.ia) != self.shape[0] * self.shape[1]:
+            raise ValueError("cisolve.pyscf: the space is not FCI of (%d, %d) electrons in %d "
+                             "orbitals" % (na, nb, norb))
+
+    def to_pyscf(self, x):
+        c = np.zeros(self.shape)
+        c[self.ia, self.ib] = x
+        return c
+
+    def to_ours(self, civec):
+        c = np.asarray(civec, dtype=float)
+        if c.size != self.shape[0] * self.shape[1]:
+            raise ValueError("cisolve.pyscf: a CI vector of %d elements; FCI of (%d, %d) "
+                             "electrons in %d orbitals has %d x %d"
+                             % (c.size, self.na, self.nb, self.norb, *self.shape))
+        return np.ascontiguousarray(c.reshape(self.shape)[self.ia, self.ib])
+
+
+def _fci_strings(norb, n):
+    return np.asarray(cistring.make_strings(range(norb), n), dtype=np.uint64)
+
+
+def _check_reorder(reorder):
+    if not reorder:
+        raise NotImplementedError("cisolve.pyscf: density matrices come in PySCF's reordered "
+                                  "convention only (reorder=True)")
+
+
+def _as_list(ci0):
+    if ci0 is None:
+        return []
+    if isinstance(ci0, np.ndarray) and ci0.ndim <= 2:
+        return [ci0]
+    return list(ci0)
+
+
+class FCISolver(lib.StreamObject):
+    """PySCF's FCI solver protocol over cisolve.
+
+    Options (attributes, also keyword arguments of the constructor):
+      nroots      roots of kernel (default 1)
+      spin        2S = na - nb when nelec is given as one number (PySCF's meaning)
+      conv_tol    energy convergence per root, Eh (default 1e-10)
+      conv_tol_residual  residual-norm convergence (default: cisolve's, 1e-5)
+      max_cycle   most solver iterations (default 100)
+      device      "auto" (the GPU where one is usable, else the CPU), "cpu", "gpu", "gpu:N"
+      threads     OpenMP threads (default: all)
+      options     any further cisolve option, as {"level-shift": 0.1, ...}
+    fix_spin_(shift, ss) targets total spin S with S(S+1) = ss, as PySCF's fix_spin_ does.
+    """
+
+    def __init__(self, mol=None, nroots=1, spin=None, conv_tol=1e-10, conv_tol_residual=None,
+                 max_cycle=100, device="auto", threads=None, **options):
+        self.mol = mol
+        self.verbose = mol.verbose if mol is not None else logger.NOTE
+        self.stdout = mol.stdout if mol is not None else sys.stdout
+        self.max_memory = mol.max_memory if mol is not None else lib.param.MAX_MEMORY
+        self.nroots = nroots
+        self.spin = spin
+        self.conv_tol = conv_tol
+        self.conv_tol_residual = conv_tol_residual
+        self.max_cycle = max_cycle
+        self.device = device
+        self.threads = threads
+        self.options = {k.replace("_", "-"): v for k, v in options.items()}
+        self.ss_value = None
+        self.ss_penalty = None
+        self.wfnsym = None
+        self.orbsym = None
+        self.converged = False
+        self.iterations = self.matvecs = 0  # of the last kernel call
+        self.eci = None
+        self.ci = None
+        self.norb = None
+        self.nelec = None
+        self._layouts = {}
+
+    # ---- spin -----------------------------------------------------------------------------
+    def fix_spin_(self, shift=0.2, ss=None):
+        """Target total spin S, S(S+1) = ss (default: the lowest spin of the electrons' Ms),
+        with a penalty shift * (S^2 - ss) (cisolve's --spin and --spin-shift)."""
+        self.ss_penalty = shift
+        self.ss_value = ss
+        return self
+
+    fix_spin = fix_spin_
+
+    def undo_fix_spin(self):
+        self.ss_penalty = self.ss_value = None
+        return self
+
+    def _spin_options(self, na, nb):
+        if self.ss_penalty is None:
+            return {}
+        if self.ss_value is None:
+            s = abs(na - nb) / 2
+        else:
+            s = (np.sqrt(1 + 4 * self.ss_value) - 1) / 2
+        s2 = int(round(2 * s))
+        if abs(s2 / 2 * (s2 / 2 + 1) - (self.ss_value if self.ss_value is not None
+                                          else s * (s + 1))) > 1e-6:
+            raise ValueError("cisolve.pyscf: fix_spin_ ss=%g is not S(S+1) for a half-integer S"
+                             % self.ss_value)
+        return {"spin": "%g" % (s2 / 2), "spin-shift": repr(float(self.ss_penalty))}
+
+    # ---- the layout of PySCF's vectors ---------------------------------------------------
+    def _layout(self, norb, na, nb):
+        """A space of FCI (na, nb) in norb orbitals and its layout: the last solve's, else one
+        built for the purpose (its order depends on integrals; the layout follows it)."""
+        key = (norb, na, nb)
+        if key not in self._layouts:
+            rng = np.random.default_rng(7)
+            h = rng.standard_normal((norb, norb))  # dense: no symmetry blocks to order by
+            s = _cis.Solver(h + h.T, np.zeros(norb * (norb + 1) // 2 * (norb * (norb + 1) // 2
+                                                                       + 1) // 2),
+                            norb, (na, nb), device="cpu", **self._thread_options())
+            self._layouts[key] = (s, _Layout(norb, na, nb, *s.dets()))
+        return self._layouts[key]
+
+    def _thread_options(self):
+        return {"threads": int(self.threads)} if self.threads else {}
+
+    # ---- the solver -----------------------------------------------------------------------
+    def _solve_options(self, nroots, tol, max_cycle, na, nb):
+        o = dict(self.options)
+        o["nroots"] = nroots
+        o["tol"] = repr(float(tol if tol is not None else self.conv_tol))
+        if self.conv_tol_residual is not None:
+            o["tol-residual"] = repr(float(self.conv_tol_residual))
+        o["max-iter"] = int(max_cycle if max_cycle is not None else self.max_cycle)
+        o["device"] = self.device
+        o.update(self._thread_options())
+        o.update(self._spin_options(na, nb))
+        return o
+
+    def kernel(self, h1e, eri, norb, nelec, ci0=None, ecore=0, nroots=None, tol=None,
+               max_cycle=None, wfnsym=None, orbsym=None, verbose=None, **kwargs):
+        """Lowest nroots eigenpairs of the active-space Hamiltonian: (e, civec), or lists of
+        both when nroots > 1. e includes ecore."""
+        if nroots is None:
+            nroots = self.nroots
+        log = logger.new_logger(self, verbose)
+        if wfnsym not in (None, 0, "A", "A1", "A1g", "Ag"):
+            raise NotImplementedError("cisolve.pyscf: wfnsym (a target irrep) is not supported")
+        na, nb = _unpack_nelec(nelec, self.spin)
+        self.norb, self.nelec = norb, (na, nb)
+        if isinstance(h1e, (tuple, list)) or np.asarray(h1e).ndim != 2:
+            raise ValueError("cisolve.pyscf: h1e must be one (norb, norb) matrix (restricted "
+                             "orbitals)")
+        h1e = np.ascontiguousarray(h1e, dtype=float)
+        eri8 = np.ascontiguousarray(ao2mo.restore(8, eri, norb), dtype=float)
+        opts = self._solve_options(nroots, tol, max_cycle, na, nb)
+        t0 = (logger.process_clock(), logger.perf_counter())
+        sol = _cis.Solver(h1e, eri8, norb, (na, nb), ecore=ecore, **opts)
+        lay = _Layout(norb, na, nb, *sol.dets())
+        ci0 = _as_list(ci0)
+        if ci0:
+            sol.set_guess(np.stack([lay.to_ours(c) for c in ci0[:nroots]], axis=1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # reported below, as PySCF does
+            r = sol.solve()
+        self._layouts = {(norb, na, nb): (sol, lay)}
+        civecs = [lay.to_pyscf(r.vectors[:, j]) for j in range(r.nroots)]
+        self.converged = bool(np.all(r.converged)) if nroots > 1 else bool(r.converged[0])
+        self.iterations, self.matvecs = r.iterations, r.matvecs
+        e = np.asarray(r.energies, dtype=float)
+        log.timer("cisolve FCI (%d determinants, %d roots, %s)" % (r.ndet, r.nroots,
+                                                                   r.backend), *t0)
+        for j in range(r.nroots):
+            log.debug("cisolve root %d  E = %.15g  <S^2> = %.7f", j, e[j], r.s2[j])
+        if not self.converged:
+            log.warn("cisolve: not converged within %s iterations", opts["max-iter"])
+        if nroots == 1:
+            self.eci, self.ci = e[0], civecs[0]
+        else:
+            self.eci, self.ci = list(e), civecs
+        return self.eci, self.ci
+
+    def approx_kernel(self, h1e, eri, norb, nelec, ci0=None, ecore=0, nroots=None, tol=None,
+                      max_cycle=None, **kwargs):
+        """An approximate solution for CASSCF's micro-iterations: a few iterations from ci0."""
+        if max_cycle is None:
+            max_cycle = 4
+        return FCISolver.kernel(self, h1e, eri, norb, nelec, ci0=ci0, ecore=ecore, nroots=nroots,
+                                tol=tol, max_cycle=max_cycle, **kwargs)
+
+    # ---- density matrices (computed by cisolve) -------------------------------------------
+    def _rdms(self, bra, ket, norb, nelec, two):
+        na, nb = _unpack_nelec(nelec, self.spin)
+        sol, lay = self._layout(norb, na, nb)
+        b = lay.to_ours(bra)
+        k = b if ket is bra else lay.to_ours(ket)
+        return sol.rdm12s(b, k, two=two)
+
+    # Each public method calls FCISolver's own helpers, never another public method through
+    # self: mcscf.state_average_ and state_specific_ subclass the solver and redefine those.
+    def trans_rdm1s(self, cibra, ciket, norb, nelec, link_index=None):
+        (a, b), _ = self._rdms(cibra, ciket, norb, nelec, False)
+        return a, b
+
+    def trans_rdm1(self, cibra, ciket, norb, nelec, link_index=None):
+        (a, b), _ = self._rdms(cibra, ciket, norb, nelec, False)
+        return a + b
+
+    def make_rdm1s(self, civec, norb, nelec, link_index=None):
+        (a, b), _ = self._rdms(civec, civec, norb, nelec, False)
+        return a, b
+
+    def make_rdm1(self, civec, norb, nelec, link_index=None):
+        (a, b), _ = self._rdms(civec, civec, norb, nelec, False)
+        return a + b
+
+    def trans_rdm12s(self, cibra, ciket, norb, nelec, link_index=None, reorder=True):
+        _check_reorder(reorder)
+        return self._rdms(cibra, ciket, norb, nelec, True)
+
+    def trans_rdm12(self, cibra, ciket, norb, nelec, link_index=None, reorder=True):
+        _check_reorder(reorder)
+        (a, b), (aa, ab, ba, bb) = self._rdms(cibra, ciket, norb, nelec, True)
+        return a + b, aa + ab + ba + bb
+
+    def make_rdm12s(self, civec, norb, nelec, link_index=None, reorder=True):
+        _check_reorder(reorder)
+        dm1, (aa, ab, ba, bb) = self._rdms(civec, civec, norb, nelec, True)
+        return dm1, (aa, ab, bb)
+
+    def make_rdm12(self, civec, norb, nelec, link_index=None, reorder=True):
+        _check_reorder(reorder)
+        (a, b), (aa, ab, ba, bb) = self._rdms(civec, civec, norb, nelec, True)
+        return a + b, aa + ab + ba + bb
+
+    def make_rdm2(self, civec, norb, nelec, link_index=None, reorder=True):
+        return FCISolver.make_rdm12(self, civec, norb, nelec, reorder=reorder)[1]
+
+    # ---- spin and analysis ----------------------------------------------------------------
+    def spin_square(self, civec, norb, nelec):
+        """(<S^2>, 2S+1) of civec from cisolve's density matrices:
+        <S^2> = Sz(Sz+1) + N_beta - sum_pq dm2ab[p,q,q,p] (for a normalised vector)."""
+        na, nb = _unpack_nelec(nelec, self.spin)
+        c = np.asarray(civec, dtype=float)
+        _, (aa, ab, ba, bb) = self._rdms(c, c, norb, (na, nb), True)
+        sz = (na - nb) / 2
+        ss = sz * (sz + 1) + nb - np.einsum("pqqp->", ab) / np.dot(c.ravel(), c.ravel())
+        ss = float(ss)
+        s = np.sqrt(ss + 0.25) - 0.5
+        return ss, s * 2 + 1
+
+    def large_ci(self, civec, norb, nelec, tol=0.1, return_strs=True):
+        na, nb = _unpack_nelec(nelec, self.spin)
+        return fci_addons.large_ci(civec, norb, (na, nb), tol, return_strs)
+
+    def transform_ci_for_orbital_rotation(self, civec, norb, nelec, u):
+        na, nb = _unpack_nelec(nelec, self.spin)
+        return fci_addons.transform_ci_for_orbital_rotation(civec, norb, (na, nb), u)
+
+    def dump_flags(self, verbose=None):
+        log = logger.new_logger(self, verbose)
+        log.info("******** cisolve FCI solver (%s) ********", _cis.version())
+        log.info("device = %s, threads = %s", self.device, self.threads or "all")
+        log.info("conv_tol = %g, max_cycle = %d, nroots = %d", self.conv_tol, self.max_cycle,
+                 self.nroots)
+        if self.ss_penalty is not None:
+            log.info("spin penalty %g, ss = %s", self.ss_penalty, self.ss_value)
+        return self

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""CASSCF and state-averaged CASSCF of N2 through cisolve.pyscf.FCISolver against PySCF's own
+CASSCF on the same molecule, orbitals and settings (issue acceptance: 1e-7 Eh, state-averaged
+1e-6 Eh); density matrices of the same vectors against pyscf.fci.direct_spin1 (1e-10).
+
+The references are computed here, by PySCF, in the same process: nothing is stored.
+Usage: casscf_n2.py [full]   (without full: 6-31G only; full adds cc-pVDZ)
+"""
+import os
+import sys
+
+try:
+    import numpy as np
+    from pyscf import fci, gto, mcscf, scf
+except ImportError as e:
+    print("SKIPPED: the CASSCF tests need numpy and pyscf (%s)" % e)
+    sys.exit(77)
+
+from cisolve.pyscf import FCISolver
+
+# the backend the suite is run for (CISOLVE_TEST_DEVICE=gpu on a GPU machine)
+DEVICE = os.environ.get("CISOLVE_TEST_DEVICE") or "cpu"
+
+failures = []
+
+
+def check(what, got, ref, tol):
+    err = np.max(np.abs(np.asarray(got) - np.asarray(ref)))
+    ok = err <= tol
+    print("%-58s %s  max |diff| %.2e (tol %.0e)" % (what, "ok  " if ok else "FAIL", err, tol))
+    if not ok:
+        failures.append(what)
+
+
+def n2(basis, r=1.098):
+    mol = gto.M(atom="N 0 0 0; N 0 0 %g" % r, basis=basis, symmetry=False, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-12)
+    return mol, mf
+
+
+def casscf_pair(mol, mf, ncas, nelecas, nstates=1):
+    """PySCF's CASSCF and the same with FCISolver, from the same orbitals."""
+    out = []
+    for ours in (False, True):
+        mc = mcscf.CASSCF(mf, ncas, nelecas)
+        mc.conv_tol = 1e-10
+        mc.conv_tol_grad = 1e-5
+        if ours:
+            mc.fcisolver = FCISolver(mol, device=DEVICE)
+        else:
+            mc.fcisolver.conv_tol = 1e-12
+        if nstates > 1:
+            # the same spin on both sides: singlets only
+            mc.fcisolver.spin = 0
+            mc.fcisolver = fci.addons.fix_spin_(mc.fcisolver, 0.5, 0) if not ours \
+                else mc.fcisolver.fix_spin_(0.5, 0)
+            mc = mcscf.state_average_(mc, [1.0 / nstates] * nstates)
+        mc.kernel()
+        assert mc.converged, "CASSCF did not converge (%s)" % ("cisolve" if ours else "PySCF")
+        out.append(mc)
+    return out
+
+
+def rdm_checks(mol, mf, ncas, nelecas):
+    """The density matrices of FCISolver's own CASCI vectors, against direct_spin1's."""
+    mc = mcscf.CASCI(mf, ncas, nelecas)
+    mc.fcisolver = FCISolver(mol, nroots=2, device=DEVICE)
+    mc.kernel()
+    s = mc.fcisolver
+    c0, c1 = mc.ci
+    ne = mc.nelecas
+    ref = fci.direct_spin1
+    tag = "N2 CAS(%s,%d)" % (nelecas, ncas)
+    for name, got, want in [
+        ("make_rdm1s", s.make_rdm1s(c0, ncas, ne), ref.make_rdm1s(c0, ncas, ne)),
+        ("make_rdm12", s.make_rdm12(c0, ncas, ne), ref.make_rdm12(c0, ncas, ne)),
+        ("make_rdm12s", s.make_rdm12s(c1, ncas, ne), ref.make_rdm12s(c1, ncas, ne)),
+        ("trans_rdm1s", s.trans_rdm1s(c0, c1, ncas, ne), ref.trans_rdm1s(c0, c1, ncas, ne)),
+        ("trans_rdm12", s.trans_rdm12(c1, c0, ncas, ne), ref.trans_rdm12(c1, c0, ncas, ne)),
+        ("trans_rdm12s", s.trans_rdm12s(c0, c1, ncas, ne), ref.trans_rdm12s(c0, c1, ncas, ne)),
+    ]:
+        check("%s %s" % (tag, name), _flat(got), _flat(want), 1e-10)
+    check("%s spin_square" % tag, s.spin_square(c1, ncas, ne)[0],
+          fci.spin_op.spin_square0(c1, ncas, ne)[0], 1e-10)
+
+
+def warm_start(mol, mf, ncas, nelecas):
+    """ci0 is the guess: the converged vectors of the same integrals take a fraction of the
+    products of a cold start (a space larger than the Reference region, which alone would
+    solve it at once)."""
+    mc = mcscf.CASCI(mf, ncas, nelecas)
+    s = mc.fcisolver = FCISolver(mol, nroots=2, device=DEVICE)
+    mc.kernel()
+    h1, h2 = _cas_integrals(mc)
+    s.kernel(h1, h2, ncas, mc.nelecas, nroots=2)
+    cold = s.matvecs
+    s.kernel(h1, h2, ncas, mc.nelecas, ci0=mc.ci, nroots=2)
+    ok = s.matvecs < cold / 2
+    print("%-58s %s  %d products cold, %d from ci0" % (
+        "N2 CAS(%d,%d) warm start" % (nelecas, ncas), "ok  " if ok else "FAIL", cold, s.matvecs))
+    if not ok:
+        failures.append("warm start")
+
+
+def _cas_integrals(mc):
+    h1, ecore = mc.get_h1eff()
+    return h1, mc.get_h2eff()
+
+
+def _flat(x):
+    if isinstance(x, (tuple, list)):
+        return np.concatenate([_flat(y) for y in x])
+    return np.ravel(np.asarray(x))
+
+
+def main():
+    full = "full" in sys.argv
+    cases = [("6-31g", 6, 6), ("6-31g", 8, 10)]
+    if full:
+        cases += [("cc-pvdz", 6, 6), ("cc-pvdz", 8, 10)]
+    for basis, ncas, nelecas in cases:
+        mol, mf = n2(basis)
+        ref, ours = casscf_pair(mol, mf, ncas, nelecas)
+        check("N2/%s CASSCF(%d,%d) energy" % (basis, nelecas, ncas), ours.e_tot, ref.e_tot, 1e-7)
+    for basis, ncas, nelecas in cases[:1] + (cases[2:3] if full else []):
+        mol, mf = n2(basis)
+        ref, ours = casscf_pair(mol, mf, ncas, nelecas, nstates=2)
+        check("N2/%s SA2-CASSCF(%d,%d) average" % (basis, nelecas, ncas), ours.e_average,
+              ref.e_average, 1e-6)
+        check("N2/%s SA2-CASSCF(%d,%d) states" % (basis, nelecas, ncas), ours.e_states,
+              ref.e_states, 1e-6)
+    mol, mf = n2("6-31g")
+    rdm_checks(mol, mf, 6, 6)
+    rdm_checks(mol, mf, 8, (6, 4))
+    warm_start(mol, mf, 8, 10)
+    if failures:
+        print("FAILED: %s" % ", ".join(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
