@@ -12,6 +12,7 @@
 #include "app/options.h"
 #include "app/plan.h"
 #include "app/runctl.h"
+#include "app/spaces.h"
 #include "base/signals.h"
 #include "base/util.h"
 #include "app/version.h"
@@ -62,12 +63,13 @@ static cis_err default_checkpoint(cis_options *o) {
   return CIS_OK;
 }
 
-/* Apply --space and --ms2 to the problem read from the input. */
+/* Apply --space, --ms2, --frozen / --active and --cas to the problem read from the input. */
 static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
   if (p->kind == CIS_PROBLEM_MATRIX) {
-    CIS_CHECK(!o->space_set && !o->ms2_set, CIS_ERR_USAGE,
-              "%s holds an explicit matrix: --space and --ms2 apply only to integral inputs",
-              o->input);
+    CIS_CHECK(!o->space_set && !o->ms2_set && o->frozen < 0 && !o->active[0] && !o->cas_norb,
+              CIS_ERR_USAGE,
+              "%s holds an explicit matrix: --space, --ms2, --frozen, --active and --cas apply "
+              "only to integral inputs", o->input);
     return CIS_OK;
   }
   if (o->ms2_set) {
@@ -85,6 +87,8 @@ static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
     p->space.kind = o->space_kind;
     p->space.level = o->space_level;
   }
+  CIS_CALL(cis_resolve_orbitals(o, p));
+  CIS_CALL(cis_resolve_mrci(o, p));
   return CIS_OK;
 }
 

@@ -12,6 +12,10 @@
 #include "base/signals.h"
 #include "base/util.h"
 #include "app/version.h"
+#include "hamiltonian/orbitals.h"
+
+/* The most orbitals a determinant space handles (hamiltonian/strings.h). */
+#define ORB_MAX 4096
 
 void cis_options_default(cis_options *o) {
   memset(o, 0, sizeof *o);
@@ -30,6 +34,7 @@ void cis_options_default(cis_options *o) {
   o->checkpoint_interval = 1800;
   o->spin_shift = 0.5;
   o->check_roots = CIS_CHECK_BLOCKS;
+  o->frozen = -1;
 }
 
 typedef enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL } arg_kind;
@@ -55,7 +60,10 @@ static const opt_desc k_opts[] = {
      "block near the roots), full (--check-roots: blocks, then a search from random vectors), "
      "none"},
     {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural occupations per root"},
-    {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
+    {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N>, list or mrci<N> (default: input's, else fci)"},
+    {"cas", ARG_REQUIRED, "NE,NO", "model space of --space mrci<N>: CAS of NE electrons in NO orbitals above the doubly occupied ones (default: the input's reference determinants or list)"},
+    {"frozen", ARG_REQUIRED, "N", "the N lowest orbitals doubly occupied and removed, their energy folded into the core energy (default: none, or those below --active)"},
+    {"active", ARG_REQUIRED, "LIST", "orbitals kept, 1-based as in the FCIDUMP, e.g. 3-10 or 2,3,5-7; the others above --frozen are deleted (default: all)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N",
      "Reference region size (default automatic, reported); the preconditioner uses at most its "
@@ -120,7 +128,7 @@ void cis_options_print_help(void) {
 static cis_err parse_space(const char *v, cis_options *o) {
   if (!cis_space_by_name(v, &o->space_kind, &o->space_level))
     CIS_ERROR(CIS_ERR_USAGE, "--space: unknown space '%s' (expected fci, cis, cisd, cisdt, cisdtq, "
-              "ci<N> with 1 <= N <= %d, or list)", v, CIS_SPACE_MAX_LEVEL);
+              "ci<N> or mrci<N> with 1 <= N <= %d, or list)", v, CIS_SPACE_MAX_LEVEL);
   o->space_set = 1;
   return CIS_OK;
 }
@@ -155,6 +163,23 @@ static cis_err int_in(const char *v, const char *what, long lo, long hi, long *o
 static cis_err positive(const char *v, const char *what, double *out) {
   CIS_CALL(cis_parse_double(v, what, out));
   if (*out <= 0) CIS_ERROR(CIS_ERR_USAGE, "%s: must be positive, got '%s'", what, v);
+  return CIS_OK;
+}
+
+/* --cas NE,NO: two positive integers. */
+static cis_err parse_cas(const char *v, cis_options *o) {
+  long ne, no;
+  const char *comma = strchr(v, ',');
+  char a[32];
+  size_t len = comma ? (size_t)(comma - v) : 0;
+  if (!comma || len == 0 || len >= sizeof a)
+    CIS_ERROR(CIS_ERR_USAGE, "--cas: '%s' is not NE,NO (electrons and orbitals, e.g. 4,4)", v);
+  memcpy(a, v, len);
+  a[len] = '\0';
+  CIS_CALL(int_in(a, "--cas electrons", 1, ORB_MAX * 2, &ne));
+  CIS_CALL(int_in(comma + 1, "--cas orbitals", 1, ORB_MAX, &no));
+  o->cas_nelec = (int)ne;
+  o->cas_norb = (int)no;
   return CIS_OK;
 }
 
@@ -227,6 +252,17 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     o->rdm1 = 1;
   } else if (strcmp(name, "space") == 0) {
     CIS_CALL(parse_space(v, o));
+  } else if (strcmp(name, "cas") == 0) {
+    CIS_CALL(parse_cas(v, o));
+  } else if (strcmp(name, "frozen") == 0) {
+    CIS_CALL(int_in(v, "--frozen", 0, ORB_MAX, &l));
+    o->frozen = (int)l;
+  } else if (strcmp(name, "active") == 0) {
+    int *list = NULL, n = 0;
+    if (strlen(v) >= sizeof o->active) CIS_ERROR(CIS_ERR_USAGE, "--active: list too long");
+    CIS_CALL(cis_orbitals_parse(v, "--active", &list, &n)); /* the syntax, now */
+    cis_free(&list);
+    strcpy(o->active, v);
   } else if (strcmp(name, "ms2") == 0) {
     CIS_CALL(int_in(v, "--ms2", -100000, 100000, &l));
     o->ms2 = (int)l;

@@ -55,9 +55,15 @@ static cis_err write_space(hid_t f, const char *path, const cis_problem *p) {
   hid_t g = -1;
   int64_t nw = cis_nwords(p->ints.norb);
   static const char *kinds[] = {"fci", "truncated", "list"};
+  char mrci[32];
+  snprintf(mrci, sizeof mrci, "mrci%d", sp->level);
   CIS_TRY(cis_h5_group(f, path, "space", &g));
-  CIS_TRY(cis_h5_attr_string(g, path, "kind", kinds[sp->kind]));
+  CIS_TRY(cis_h5_attr_string(g, path, "kind", sp->kind == CIS_SPACE_MRCI ? mrci : kinds[sp->kind]));
   if (sp->kind == CIS_SPACE_TRUNCATED) CIS_TRY(cis_h5_attr_int(g, path, "level", sp->level));
+  if (sp->kind == CIS_SPACE_MRCI && sp->cas_norb > 0) {
+    CIS_TRY(cis_h5_attr_int(g, path, "cas_nelec", sp->cas_nelec));
+    CIS_TRY(cis_h5_attr_int(g, path, "cas_norb", sp->cas_norb));
+  }
   if (sp->nref_dets > 0)
     CIS_TRY(write_strings(g, path, "reference", sp->nref_dets, nw, sp->ref_alpha, sp->ref_beta));
   if (sp->kind == CIS_SPACE_LIST)
