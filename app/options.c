@@ -74,7 +74,7 @@ static const opt_desc k_opts[] = {
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
     {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT stem + .out.h5 here; /dev/null: report only)"},
     {"export-matrix", ARG_REQUIRED, "FILE", "write the Hamiltonian (.mtx or .h5 CSR) and continue"},
-    {"write-input", ARG_REQUIRED, "FILE", "write INPUT, checked, as input.h5 (with --space, --ms2) and stop"},
+    {"write-input", ARG_REQUIRED, "FILE", "write INPUT, checked, as input.h5 (with --space, --ms2, --frozen, --active, --cas) and stop"},
     {"checkpoint", ARG_REQUIRED, "FILE", "checkpoint file (default: OUTPUT stem with .ckpt.h5)"},
     {"checkpoint-every", ARG_REQUIRED, "N", "write a checkpoint every N iterations (default off)"},
     {"checkpoint-interval", ARG_REQUIRED, "SEC", "write a checkpoint every SEC seconds (default 1800; 0 = off)"},

@@ -73,7 +73,13 @@ cleanup:
   return err;
 }
 
-static cis_err write_options(hid_t f, const char *path, const cis_kvlist *kv) {
+/* The input's options, less --frozen and --active once they were applied to the integrals
+ * written (the file's orbitals are then the kept ones: applying them again would freeze more). */
+static cis_err write_options(hid_t f, const char *path, const cis_kvlist *all, int applied) {
+  cis_kvlist kept = {0}, *kv = &kept;
+  for (int i = 0; i < all->n; i++)
+    if (!applied || (strcmp(all->kv[i].key, "frozen") && strcmp(all->kv[i].key, "active")))
+      kept.kv[kept.n++] = all->kv[i];
   if (kv->n == 0) return CIS_OK;
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -99,7 +105,7 @@ static cis_err input_body(hid_t f, const char *tmp, const void *ctx) {
     CIS_CALL(write_integrals(f, tmp, &p->ints));
     CIS_CALL(write_space(f, tmp, p));
   }
-  CIS_CALL(write_options(f, tmp, &p->file_options));
+  CIS_CALL(write_options(f, tmp, &p->file_options, p->window.applied));
   return CIS_OK;
 }
 

@@ -20,6 +20,9 @@ diagonalisation (numpy eigvalsh) where the space has at most 300 determinants, a
 one product against direct_spin1.contract_2e on the whole FCI vector, masked. The count of
 determinants is written in each file (# ndet N) and checked by the tests.
 
+h2o_631g_opts_f1_a2-11.h5: the all-electron integrals with /options frozen = "1", active =
+"2-11" (the problem of h2o_631g_f1_a2-11.casci.ref).
+
 List model spaces: *.h5 inputs (docs/input-format.md) holding the all-electron integrals and
 the model determinants as /space/reference_alpha, reference_beta with kind mrci<N>.
 """
@@ -225,6 +228,25 @@ def list_input(name, fcidump_name, ms2, level, model_full):
                          data=np.array([[b] for a, b in model_full], dtype=np.uint64))
 
 
+def options_input(name, fcidump_name, options):
+    """input.h5 with the all-electron integrals and /options (e.g. frozen, active)."""
+    d, n = read(fcidump_name)
+    with h5py.File(os.path.join(HERE, name), "w") as f:
+        f.attrs["format"] = "cisolve-input"
+        f.attrs["version"] = 1
+        g = f.create_group("integrals")
+        g.attrs["norb"] = n
+        g.attrs["nelec"] = d["NELEC"]
+        g.attrs["ms2"] = d["MS2"]
+        g.attrs["ecore"] = d["ECORE"]
+        g.create_dataset("h1e", data=d["H1"])
+        g.create_dataset("eri", data=ao2mo.restore(8, d["H2"], n))
+        o = f.create_group("options")
+        for k, v in options.items():
+            o.attrs[k] = v
+    print(name, options)
+
+
 def main():
     h2o = "h2o_631g_cisdt.fcidump"  # H2O/6-31G, 13 orbitals, 10 electrons (tests/data/README.md)
     h2o_min = "h2o_sto3g.fcidump"    # H2O/STO-3G, 7 orbitals
@@ -238,6 +260,8 @@ def main():
           "--frozen 1 --active 2-11 --ms2 2")
     casci(n2, 2, list(range(2, 9)) + [10, 11], (5, 5), "n2_631g_a3-9,11-12",
           "--active 3-9,11-12")
+    # the same options from an input.h5's /options (reference: h2o_631g_f1_a2-11.casci.ref)
+    options_input("h2o_631g_opts_f1_a2-11.h5", h2o, {"frozen": "1", "active": "2-11"})
     # MRCI on H2O/6-31G with orbital 1 frozen (12 orbitals)
     for ne, no in ((2, 2), (4, 4)):
         for level in (1, 2):
