@@ -24,7 +24,9 @@ h2o_631g_opts_f1_a2-11.h5: the all-electron integrals with /options frozen = "1"
 "2-11" (the problem of h2o_631g_f1_a2-11.casci.ref).
 
 List model spaces: *.h5 inputs (docs/input-format.md) holding the all-electron integrals and
-the model determinants as /space/reference_alpha, reference_beta with kind mrci<N>.
+the model determinants as /space/reference_alpha, reference_beta with kind mrci<N>; and
+h2o_631g_list6.h5, the same 6 determinants as a list space (det_alpha, det_beta), which
+--space mrci2 takes as its model space.
 """
 import os
 import sys
@@ -205,8 +207,9 @@ def orbs_to_int(orbs):
     return v
 
 
-def list_input(name, fcidump_name, ms2, level, model_full):
-    """input.h5 with the all-electron integrals and model determinants (full numbering)."""
+def list_input(name, fcidump_name, ms2, level, model_full, as_list=False):
+    """input.h5 with the all-electron integrals and model determinants (full numbering): as
+    the references of an mrci<level> space, or (as_list) as a list space's determinants."""
     d, n = read(fcidump_name)
     with h5py.File(os.path.join(HERE, name), "w") as f:
         f.attrs["format"] = "cisolve-input"
@@ -221,10 +224,11 @@ def list_input(name, fcidump_name, ms2, level, model_full):
         if "ORBSYM" in d:
             g.create_dataset("orbsym", data=np.asarray(d["ORBSYM"], dtype=np.int32))
         s = f.create_group("space")
-        s.attrs["kind"] = f"mrci{level}"
-        s.create_dataset("reference_alpha",
+        s.attrs["kind"] = "list" if as_list else f"mrci{level}"
+        what = "det" if as_list else "reference"
+        s.create_dataset(what + "_alpha",
                          data=np.array([[a] for a, b in model_full], dtype=np.uint64))
-        s.create_dataset("reference_beta",
+        s.create_dataset(what + "_beta",
                          data=np.array([[b] for a, b in model_full], dtype=np.uint64))
 
 
@@ -282,6 +286,8 @@ def main():
     for name, ms2, level, model in (("h2o_631g_list6_mrci2", 0, 2, ms0),
                                     ("h2o_631g_list3_mrci1_ms2", 2, 1, ms1)):
         list_input(name + ".h5", h2o, ms2, level, model)
+        if ms2 == 0:  # the same model space as a list space (run with --space mrci2)
+            list_input("h2o_631g_list6.h5", h2o, ms2, level, model, as_list=True)
         shifted = [(a >> 1, b >> 1) for a, b in model]  # orbital 0 frozen
         mrci_case(name, h2o, 1, ms2, level, lambda norb, na, nb, m=shifted: m,
                   f"--frozen 1 {name}.h5", f"{len(model)} listed determinants")
