@@ -268,11 +268,11 @@ static int level_to(const uint64_t *s, const cis_strlist *m, const int32_t *idx,
 /* The blocks each alpha string reaches: (block, level) pairs of alpha string ia at
  * [ptr[ia], ptr[ia+1]). Counted, checked against the memory left, then stored. */
 static cis_err alpha_reach(cis_space *s, const cis_strlist *MA, const blocks *b, int level,
-                           int64_t **ptr, int32_t **blk, int8_t **lev) {
+                           int nt, int64_t **ptr, int32_t **blk, int8_t **lev) {
   int64_t na = s->astr.n;
   CIS_CALL(cis_calloc(ptr, (size_t)na + 1, sizeof **ptr, "alpha reach"));
   for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
     for (int64_t ia = 0; ia < na; ia++) {
       const uint64_t *a = cis_strlist_at(&s->astr, ia);
       int64_t k = pass ? (*ptr)[ia] : 0;
@@ -302,7 +302,7 @@ static cis_err alpha_reach(cis_space *s, const cis_strlist *MA, const blocks *b,
 /* The beta strings within `level` of each block's beta strings, by ascending level: those of
  * block g at list[ptr[g] ..], the first lstart[g * (level + 2) + l + 1] of them within l. */
 static cis_err beta_reach(cis_space *s, const cis_strlist *MB, const blocks *b, int level,
-                          int64_t **ptr, int64_t **lstart, int32_t **list) {
+                          int nt, int64_t **ptr, int64_t **lstart, int32_t **list) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int64_t nb = s->bstr.n, L = level + 2;
@@ -314,7 +314,7 @@ static cis_err beta_reach(cis_space *s, const cis_strlist *MB, const blocks *b, 
     for (int g = 0; g < b->nblocks; g++) {
       const int32_t *idx = b->sb + b->sb_ptr[g];
       int64_t n = b->sb_ptr[g + 1] - b->sb_ptr[g], *ls = *lstart + g * L;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(nt)
       for (int64_t ib = 0; ib < nb; ib++)
         lb[ib] = (int8_t)level_to(cis_strlist_at(&s->bstr, ib), MB, idx, n, level + 1);
       if (!pass) {
@@ -429,8 +429,8 @@ cis_err cis_space_mrci_pairs(cis_space *s, int level, int64_t nm, const uint64_t
   if (!(s->astr.n <= MAX_INDEX && s->bstr.n <= MAX_INDEX))
     CIS_FAIL(CIS_ERR_INPUT,
             "the MRCI space has more than 2^31-1 strings of one spin");
-  CIS_TRY(alpha_reach(s, &MA, &b, level, &aptr, &ablk, &alev));
-  CIS_TRY(beta_reach(s, &MB, &b, level, &bptr, &lstart, &blist));
+  CIS_TRY(alpha_reach(s, &MA, &b, level, nt, &aptr, &ablk, &alev));
+  CIS_TRY(beta_reach(s, &MB, &b, level, nt, &bptr, &lstart, &blist));
   reach r = {aptr, bptr, lstart, ablk, blist, alev, level, level + 2};
   /* count, check, store */
   int64_t na = s->astr.n;
