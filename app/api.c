@@ -132,7 +132,8 @@ static int program_only(const char *key) {
 }
 
 static int shapes_space(const char *key) {
-  return !strcmp(key, "space") || !strcmp(key, "ms2") || !strcmp(key, "ref-size");
+  return !strcmp(key, "space") || !strcmp(key, "ms2") || !strcmp(key, "ref-size") ||
+         !strcmp(key, "cas");
 }
 
 /* The results; with space_too the space and the guess, which is in its order. */
@@ -150,6 +151,9 @@ static void discard_results(cisolve *c, int space_too) {
 static cis_err set_option(cisolve *c, const char *key, const char *value) {
   CIS_CHECK(c && key, CIS_ERR_INPUT, "cisolve_set_option: %s is NULL", c ? "key" : "the handle");
   if (strncmp(key, "--", 2) == 0) key += 2;
+  CIS_CHECK(strcmp(key, "frozen") && strcmp(key, "active"), CIS_ERR_INPUT,
+            "option '%s': the library takes the integrals of the orbitals to correlate (fold a "
+            "frozen core into h1e and ecore, as PySCF's CASCI does, before cisolve_create)", key);
   CIS_CHECK(!program_only(key), CIS_ERR_INPUT,
             "option '%s' belongs to the cisolve program (its files and run control), not to the "
             "library", key);

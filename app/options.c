@@ -12,6 +12,10 @@
 #include "base/signals.h"
 #include "base/util.h"
 #include "app/version.h"
+#include "hamiltonian/orbitals.h"
+
+/* The most orbitals a determinant space handles (hamiltonian/strings.h). */
+#define ORB_MAX 4096
 
 void cis_options_default(cis_options *o) {
   memset(o, 0, sizeof *o);
@@ -30,6 +34,7 @@ void cis_options_default(cis_options *o) {
   o->checkpoint_interval = 1800;
   o->spin_shift = 0.5;
   o->check_roots = CIS_CHECK_BLOCKS;
+  o->frozen = -1;
 }
 
 typedef enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL } arg_kind;
@@ -54,14 +59,16 @@ static const opt_desc k_opts[] = {
      "how the run makes sure no lower state was missed: blocks (default: search every symmetry "
      "block near the roots), full (--check-roots: blocks, then a search from random vectors), "
      "none"},
-    {"rdm1", ARG_NONE, NULL, "one-particle density matrix and natural orbitals per root"},
     {"molden", ARG_OPTIONAL, "FILE",
      "natural orbitals (state-averaged over the roots) as a Molden file, for an input.h5 with "
      "/orbitals; implies --rdm1 (default FILE: OUTPUT stem + .molden)"},
     {"rdm1", ARG_NONE, NULL, "one-particle density matrices (spin-summed and per spin) and natural orbitals per root"},
     {"rdm2", ARG_NONE, NULL, "--rdm1 and the spin-resolved two-particle density matrices per root, and with several roots the transition ones between them"},
     {"trans-rdm", ARG_NONE, NULL, "--rdm1 and the transition one-particle density matrices between roots"},
-    {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N> or list (default: input's, else fci)"},
+    {"space", ARG_REQUIRED, "KIND", "fci, cisd, cisdt, cisdtq, ci<N>, list or mrci<N> (default: input's, else fci)"},
+    {"cas", ARG_REQUIRED, "NE,NO", "model space of --space mrci<N>: CAS of NE electrons in NO orbitals above the doubly occupied ones (default: the input's reference determinants or list)"},
+    {"frozen", ARG_REQUIRED, "N", "the N lowest orbitals doubly occupied and removed, their energy folded into the core energy (default: none, or those below --active)"},
+    {"active", ARG_REQUIRED, "LIST", "orbitals kept, 1-based as in the FCIDUMP, e.g. 3-10 or 2,3,5-7; the others above --frozen are deleted (default: all)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"ref-size", ARG_REQUIRED, "N",
      "Reference region size (default automatic, reported); the preconditioner uses at most its "
@@ -72,7 +79,7 @@ static const opt_desc k_opts[] = {
     {"threads", ARG_REQUIRED, "N", "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
     {"output", ARG_REQUIRED, "FILE", "results file (default: INPUT stem + .out.h5 here; /dev/null: report only)"},
     {"export-matrix", ARG_REQUIRED, "FILE", "write the Hamiltonian (.mtx or .h5 CSR) and continue"},
-    {"write-input", ARG_REQUIRED, "FILE", "write INPUT, checked, as input.h5 (with --space, --ms2) and stop"},
+    {"write-input", ARG_REQUIRED, "FILE", "write INPUT, checked, as input.h5 (with --space, --ms2, --frozen, --active, --cas) and stop"},
     {"checkpoint", ARG_REQUIRED, "FILE", "checkpoint file (default: OUTPUT stem with .ckpt.h5)"},
     {"checkpoint-every", ARG_REQUIRED, "N", "write a checkpoint every N iterations (default off)"},
     {"checkpoint-interval", ARG_REQUIRED, "SEC", "write a checkpoint every SEC seconds (default 1800; 0 = off)"},
@@ -128,7 +135,7 @@ void cis_options_print_help(void) {
 static cis_err parse_space(const char *v, cis_options *o) {
   if (!cis_space_by_name(v, &o->space_kind, &o->space_level))
     CIS_ERROR(CIS_ERR_USAGE, "--space: unknown space '%s' (expected fci, cis, cisd, cisdt, cisdtq, "
-              "ci<N> with 1 <= N <= %d, or list)", v, CIS_SPACE_MAX_LEVEL);
+              "ci<N> or mrci<N> with 1 <= N <= %d, or list)", v, CIS_SPACE_MAX_LEVEL);
   o->space_set = 1;
   return CIS_OK;
 }
@@ -163,6 +170,23 @@ static cis_err int_in(const char *v, const char *what, long lo, long hi, long *o
 static cis_err positive(const char *v, const char *what, double *out) {
   CIS_CALL(cis_parse_double(v, what, out));
   if (*out <= 0) CIS_ERROR(CIS_ERR_USAGE, "%s: must be positive, got '%s'", what, v);
+  return CIS_OK;
+}
+
+/* --cas NE,NO: two positive integers. */
+static cis_err parse_cas(const char *v, cis_options *o) {
+  long ne, no;
+  const char *comma = strchr(v, ',');
+  char a[32];
+  size_t len = comma ? (size_t)(comma - v) : 0;
+  if (!comma || len == 0 || len >= sizeof a)
+    CIS_ERROR(CIS_ERR_USAGE, "--cas: '%s' is not NE,NO (electrons and orbitals, e.g. 4,4)", v);
+  memcpy(a, v, len);
+  a[len] = '\0';
+  CIS_CALL(int_in(a, "--cas electrons", 1, ORB_MAX * 2, &ne));
+  CIS_CALL(int_in(comma + 1, "--cas orbitals", 1, ORB_MAX, &no));
+  o->cas_nelec = (int)ne;
+  o->cas_norb = (int)no;
   return CIS_OK;
 }
 
@@ -242,6 +266,17 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     o->rdm1 = o->trans_rdm = 1;
   } else if (strcmp(name, "space") == 0) {
     CIS_CALL(parse_space(v, o));
+  } else if (strcmp(name, "cas") == 0) {
+    CIS_CALL(parse_cas(v, o));
+  } else if (strcmp(name, "frozen") == 0) {
+    CIS_CALL(int_in(v, "--frozen", 0, ORB_MAX, &l));
+    o->frozen = (int)l;
+  } else if (strcmp(name, "active") == 0) {
+    int *list = NULL, n = 0;
+    if (strlen(v) >= sizeof o->active) CIS_ERROR(CIS_ERR_USAGE, "--active: list too long");
+    CIS_CALL(cis_orbitals_parse(v, "--active", &list, &n)); /* the syntax, now */
+    cis_free(&list);
+    strcpy(o->active, v);
   } else if (strcmp(name, "ms2") == 0) {
     CIS_CALL(int_in(v, "--ms2", -100000, 100000, &l));
     o->ms2 = (int)l;

@@ -48,6 +48,9 @@ typedef struct {
   int space_level;
   int ms2_set, ms2;         /* --ms2 overrides the file's MS2 */
   int64_t ref_size;         /* 0 = automatic */
+  int frozen;               /* --frozen N: the N lowest orbitals doubly occupied; -1 = not given */
+  char active[1024];        /* --active LIST as given (hamiltonian/orbitals.h); "" = not given */
+  int cas_nelec, cas_norb;  /* --cas NE,NO: the model space of --space mrci<N>; 0 = not given */
 
   cis_device_kind device;
   int device_index;         /* -1 = any */

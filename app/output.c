@@ -270,7 +270,10 @@ static const char *device_name(cis_device_kind d) {
 }
 
 static const char *space_name(cis_space_kind k) {
-  return k == CIS_SPACE_TRUNCATED ? "truncated" : k == CIS_SPACE_LIST ? "list" : "fci";
+  return k == CIS_SPACE_TRUNCATED ? "truncated"
+         : k == CIS_SPACE_LIST    ? "list"
+         : k == CIS_SPACE_MRCI    ? "mrci"
+                                  : "fci";
 }
 
 static cis_err options_numbers(hid_t g, const char *path, const cis_options *o) {

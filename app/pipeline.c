@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/spaces.h"
 #include "base/util.h"
 #include "spmv/hyb_op.h"
 
@@ -32,9 +33,10 @@ void cis_pipeline_free(cis_pipeline *pl) {
 
 cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p) {
   if (p->kind == CIS_PROBLEM_MATRIX) {
-    CIS_CHECK(!o->space_set && !o->ms2_set, CIS_ERR_USAGE,
-              "%s holds an explicit matrix: --space and --ms2 apply only to integral inputs",
-              o->input);
+    CIS_CHECK(!o->space_set && !o->ms2_set && o->frozen < 0 && !o->active[0] && !o->cas_norb,
+              CIS_ERR_USAGE,
+              "%s holds an explicit matrix: --space, --ms2, --frozen, --active and --cas apply "
+              "only to integral inputs", o->input);
     return CIS_OK;
   }
   if (o->ms2_set) {
@@ -52,6 +54,8 @@ cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p) {
     p->space.kind = o->space_kind;
     p->space.level = o->space_level;
   }
+  CIS_CALL(cis_resolve_orbitals(o, p));
+  CIS_CALL(cis_resolve_mrci(o, p));
   return CIS_OK;
 }
 

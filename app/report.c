@@ -9,9 +9,34 @@
 
 #include "base/util.h"
 #include "app/version.h"
+#include "hamiltonian/orbitals.h"
 #include "hamiltonian/symmetry.h"
 
 static int quiet(const cis_report *r) { return r->opt->quiet; }
+
+/* What --frozen / --active kept of the input's orbitals (1-based, as in the FCIDUMP). */
+static void report_window(const cis_problem *p) {
+  const cis_orbital_window *w = &p->window;
+  if (!w->applied) return;
+  int n = w->norb_input, nk = p->ints.norb, nd = 0, *del = malloc(sizeof(int) * (size_t)n);
+  char buf[256];
+  if (!del) return;
+  for (int q = w->nfrozen, k = 0; q < n; q++) {
+    if (k < nk && w->kept[k] == q) k++;
+    else del[nd++] = q;
+  }
+  cis_orbitals_format(w->kept, nk, buf, sizeof buf);
+  printf("orbitals         %d of the input's %d kept: active %s; frozen (doubly occupied) ", nk,
+         n, buf);
+  if (w->nfrozen == 0) printf("none");
+  else if (w->nfrozen == 1) printf("1");
+  else printf("1-%d", w->nfrozen);
+  cis_orbitals_format(del, nd, buf, sizeof buf);
+  printf("; deleted %s\n", buf);
+  printf("frozen core      %d electrons, %.10f Eh folded into the core energy (the input's "
+         "%.10f Eh)\n", 2 * w->nfrozen, p->ints.ecore - w->ecore_input, w->ecore_input);
+  free(del);
+}
 
 void cis_report_problem(const cis_report *r) {
   if (quiet(r)) return;
@@ -26,8 +51,16 @@ void cis_report_problem(const cis_report *r) {
     printf("problem          %d orbitals, %d electrons (%d alpha, %d beta, MS2 = %d)\n", in->norb,
            in->nalpha + in->nbeta, in->nalpha, in->nbeta, in->nalpha - in->nbeta);
     printf("core energy      %.10f Eh\n", in->ecore);
+    report_window(p);
   }
   fflush(stdout);
+}
+
+/* How the Reference region's size was chosen. */
+static const char *region_why(const cis_report *r) {
+  if (r->prob && r->prob->kind == CIS_PROBLEM_INTEGRALS && r->prob->space.kind == CIS_SPACE_MRCI)
+    return "the MRCI model space";
+  return r->opt->ref_size ? "--ref-size" : "automatic";
 }
 
 /* ---- the plan's decisions: one way of printing them, for a run and for --dry-run ---------- */
@@ -82,8 +115,7 @@ void cis_report_matrix(const cis_report *r) {
   if (h->space)
     printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
            (long long)h->n);
-  printf("reference region %lld determinants (%s)", (long long)h->nref,
-         r->opt->ref_size ? "--ref-size" : "automatic");
+  printf("reference region %lld determinants (%s)", (long long)h->nref, region_why(r));
   if (h->npre < h->nref)
     printf("; the preconditioner's dense block is its first %lld", (long long)h->npre);
   printf("\n");
@@ -487,8 +519,7 @@ void cis_report_plan(const cis_report *r, const cis_plan *pl) {
     printf("space            %s, %lld determinants\n", pl->space, (long long)hm->n);
   else
     printf("space            explicit matrix, n = %lld\n", (long long)hm->n);
-  printf("reference region %lld determinants (%s)", (long long)hm->nref,
-         r->opt->ref_size ? "--ref-size" : "automatic");
+  printf("reference region %lld determinants (%s)", (long long)hm->nref, region_why(r));
   if (hm->npre < hm->nref)
     printf("; the preconditioner's dense block is its first %lld", (long long)hm->npre);
   printf("\n");

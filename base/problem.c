@@ -56,6 +56,7 @@ void cis_problem_free(cis_problem *p) {
   cis_free(&p->space.ref_beta);
   cis_free(&p->space.det_alpha);
   cis_free(&p->space.det_beta);
+  cis_free(&p->window.kept);
   cis_csr_free(&p->matrix);
   cis_free(&p->orbitals.molden_header);
   cis_free(&p->orbitals.active);
@@ -77,6 +78,10 @@ int cis_space_by_name(const char *name, cis_space_kind *kind, int *level) {
   *kind = CIS_SPACE_TRUNCATED;
   for (int i = 0; i < 4; i++)
     if (strcasecmp(name, named[i]) == 0) return *level = i + 1, 1;
+  if (strncasecmp(name, "mrci", 4) == 0) {
+    *kind = CIS_SPACE_MRCI;
+    name += 2; /* "ci<N>" follows */
+  }
   if (strncasecmp(name, "ci", 2) != 0 || !name[2]) return 0;
   long n = 0;
   for (const char *c = name + 2; *c; c++) {

@@ -47,20 +47,27 @@ typedef struct {
 typedef enum {
   CIS_SPACE_FCI = 0,
   CIS_SPACE_TRUNCATED, /* all determinants within `level` excitations of the reference */
-  CIS_SPACE_LIST       /* an explicit determinant list */
+  CIS_SPACE_LIST,      /* an explicit determinant list */
+  CIS_SPACE_MRCI       /* all determinants within `level` excitations of any determinant of a
+                          model space (hamiltonian/space_mrci.c), which is the Reference region */
 } cis_space_kind;
 
 /* The highest excitation level a truncated space may name (ci<N>, /space/level). */
 #define CIS_SPACE_MAX_LEVEL 1000
 
 /* A space by its name, as --space and input.h5's /space kind give it (any case): "fci",
- * "list", "cis", "cisd", "cisdt", "cisdtq" or "ci<N>" with 1 <= N <= CIS_SPACE_MAX_LEVEL.
+ * "list", "cis", "cisd", "cisdt", "cisdtq", "ci<N>" or "mrci<N>" with
+ * 1 <= N <= CIS_SPACE_MAX_LEVEL.
  * Returns 1 with *kind and *level (0 for fci and list), or 0 for any other name. */
 int cis_space_by_name(const char *name, cis_space_kind *kind, int *level);
 
 typedef struct {
   cis_space_kind kind;
-  int level;           /* excitation level for CIS_SPACE_TRUNCATED (2 = CISD, ...) */
+  int level;           /* excitation level for CIS_SPACE_TRUNCATED and _MRCI (2 = CISD, ...) */
+  /* CIS_SPACE_MRCI's model space: CAS(cas_nelec, cas_norb), cas_nelec electrons in the cas_norb
+   * orbitals above the (nelec - cas_nelec) / 2 lowest, doubly occupied ones (as PySCF's CASCI
+   * counts them); cas_norb = 0: the reference determinants below are the model space. */
+  int cas_nelec, cas_norb;
   /* Reference determinant(s), nref_dets of them: alpha then beta strings, each
    * cis_nwords(norb) words. NULL means the aufbau determinant (lowest orbitals). */
   int64_t nref_dets;
@@ -104,6 +111,17 @@ typedef struct {
   } kv[CIS_MAX_FILE_OPTIONS];
 } cis_kvlist;
 
+/* The orbitals --frozen and --active kept (hamiltonian/orbitals.h): the N lowest orbitals of
+ * the input doubly occupied and folded into the core energy, the active ones kept, the rest
+ * deleted (empty). applied = 0: the input's orbitals as they are. */
+typedef struct {
+  int applied;
+  int norb_input;     /* orbitals of the input */
+  int nfrozen;        /* its lowest orbitals, doubly occupied */
+  int *kept;          /* ints.norb input orbitals (0-based, ascending) kept, in their order */
+  double ecore_input; /* the input's core energy, before the frozen orbitals were folded in */
+} cis_orbital_window;
+
 typedef struct {
   cis_problem_kind kind;
   char source[4096];       /* the input path, for messages and the output's provenance */
@@ -113,6 +131,7 @@ typedef struct {
   cis_csr matrix;          /* CIS_PROBLEM_MATRIX */
   cis_kvlist file_options; /* solver options found in the input file */
   cis_orbitals orbitals;   /* CIS_PROBLEM_INTEGRALS from input.h5 /orbitals; nao 0 if none */
+  cis_orbital_window window; /* CIS_PROBLEM_INTEGRALS: --frozen / --active, as applied */
 } cis_problem;
 
 void cis_problem_free(cis_problem *p);

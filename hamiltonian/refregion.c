@@ -11,7 +11,9 @@
  *      than CIS_REF_CONF_MAX determinants are left as they are). H_PP then commutes with S^2,
  *      and with Ms = 0 with the exchange of alpha and beta strings, so its eigenvectors have a
  *      spin and, with Ms = 0, a spin parity.
- * The region may therefore hold more determinants than were asked for. */
+ * The region may therefore hold more determinants than were asked for. An MRCI space's region
+ * is its model space alone, by ascending diagonal energy: the rules are then the model's (a CAS
+ * holds whole configurations; the symmetry blocks are those the model space reaches). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +160,27 @@ static void complete_configuration(const cis_space *s, const int64_t *keys, int6
   }
 }
 
+/* An MRCI model space (s->ref_exact): the region is the references alone, by ascending
+ * diagonal energy (the preconditioner's dense block takes its lowest part), then the rest. */
+static cis_err order_model_space(cis_space *s, const double *hd, const int64_t *refpos,
+                                 int64_t nr, unsigned char *taken, int64_t *order) {
+  epos *e = NULL;
+  int64_t m = 0;
+  CIS_CALL(cis_malloc(&e, (size_t)CIS_MAX(nr, 1), sizeof *e, "model space order"));
+  for (int64_t r = 0; r < nr; r++) {
+    if (refpos[r] < 0 || taken[refpos[r]]) continue;
+    taken[refpos[r]] = 1;
+    e[m++] = (epos){hd[refpos[r]], refpos[r]};
+  }
+  qsort(e, (size_t)m, sizeof *e, cmp_epos);
+  for (int64_t i = 0; i < m; i++) order[i] = e[i].pos;
+  cis_free(&e);
+  s->nref = m;
+  for (int64_t k = 0; k < s->ndet; k++)
+    if (!taken[k]) order[m++] = k;
+  return CIS_OK;
+}
+
 cis_err cis_space_order(cis_space *s, const double *hd, const int64_t *keys,
                         const int64_t *refpos, int64_t nr, int64_t *order) {
   cis_err err = CIS_OK;
@@ -169,12 +192,16 @@ cis_err cis_space_order(cis_space *s, const double *hd, const int64_t *keys,
   int64_t n = s->ndet, m = 0;
   CIS_TRY(cis_calloc(&taken, (size_t)n, 1, "determinant marks"));
   CIS_TRY(cis_malloc(&w, (size_t)(4 * s->nw), sizeof *w, "configuration strings"));
+  CIS_TRY(block_lowest(s, hd, keys, &low, &nlow)); /* the report's count of blocks */
+  if (s->ref_exact) {
+    CIS_TRY(order_model_space(s, hd, refpos, nr, taken, order));
+    goto cleanup;
+  }
   for (int64_t r = 0; r < nr; r++) {
     if (refpos[r] < 0 || taken[refpos[r]]) continue; /* absent or repeated reference */
     taken[refpos[r]] = 1;
     order[m++] = refpos[r];
   }
-  CIS_TRY(block_lowest(s, hd, keys, &low, &nlow));
   for (int i = 0; i < nlow && i < CIS_REF_BLOCKS; i++)
     if (!taken[low[i].pos]) {
       taken[low[i].pos] = 1;

@@ -83,13 +83,14 @@ static cis_err check_room_fci(const cis_space *s) {
 }
 
 /* A truncated space's strings, as enumerated around nr references (repeats included). */
-static cis_err check_room_strings(const cis_space *s, int level, int64_t nr) {
+cis_err cis_space_check_strings(const cis_space *s, int level, int64_t nra, int64_t nrb) {
   double raw[2];
   int nel[2] = {s->nalpha, s->nbeta};
+  int64_t nr[2] = {nra, nrb};
   for (int x = 0; x < 2; x++) {
     raw[x] = 0.0;
     for (int h = 0; h <= level; h++) raw[x] += binom_d(nel[x], h) * binom_d(s->norb - nel[x], h);
-    raw[x] *= (double)nr;
+    raw[x] *= (double)nr[x];
     if (raw[x] > (double)CIS_MAX_DETS) return CIS_OK; /* refused as more than 2^31-1 strings */
   }
   char what[200];
@@ -100,8 +101,8 @@ static cis_err check_room_strings(const cis_space *s, int level, int64_t nr) {
 
 /* A truncated space or a list of (at most, `bound`) ndet determinants over na and nb strings
  * (the link tables are checked when the row generator has counted them: rowgen.c). */
-static cis_err check_room_dets(const cis_space *s, int64_t na, int64_t nb, int64_t ndet,
-                               int bound) {
+cis_err cis_space_check_dets(const cis_space *s, int64_t na, int64_t nb, int64_t ndet,
+                             int bound) {
   char what[160];
   snprintf(what, sizeof what, "%s of %s%lld determinants", s->desc, bound ? "at most " : "",
            (long long)ndet);
@@ -184,7 +185,7 @@ static cis_err truncated_pairs(cis_space *s, int level, int64_t nr, const uint64
       }
     }
     if (pass == 0) {
-      CIS_TRY(check_room_dets(s, na, nb, total, nr > 1));
+      CIS_TRY(cis_space_check_dets(s, na, nb, total, nr > 1));
       CIS_TRY(cis_malloc(keys, (size_t)total, sizeof(int64_t), "determinant keys"));
     }
   }
@@ -223,7 +224,7 @@ static cis_err list_pairs(cis_space *s, const cis_space_spec *spec, int64_t **ke
   if (n > CIS_MAX_DETS) CIS_FAIL(CIS_ERR_INPUT, "more than 2^31-1 determinants in the list");
   for (int64_t i = 0; i < n; i++)
     CIS_TRY(check_det(s, spec->det_alpha + i * nw, spec->det_beta + i * nw, "list", i));
-  CIS_TRY(check_room_dets(s, n, n, n, 0)); /* the strings' copies, before repeats go */
+  CIS_TRY(cis_space_check_dets(s, n, n, n, 0)); /* the strings' copies, before repeats go */
   CIS_TRY(cis_malloc(&s->astr.bits, (size_t)(n * nw), sizeof(uint64_t), "alpha strings"));
   CIS_TRY(cis_malloc(&s->bstr.bits, (size_t)(n * nw), sizeof(uint64_t), "beta strings"));
   memcpy(s->astr.bits, spec->det_alpha, sizeof(uint64_t) * (size_t)(n * nw));
@@ -255,8 +256,11 @@ cleanup:
 /* String lists and alpha-major pair keys for every kind of space. */
 static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
                           const uint64_t *ra, const uint64_t *rb, int64_t **keys,
-                          int64_t *nkeys) {
+                          int64_t *nkeys, int nt) {
   if (spec->kind == CIS_SPACE_LIST) return list_pairs(s, spec, keys, nkeys);
+  if (spec->kind == CIS_SPACE_MRCI)
+    return cis_space_mrci_pairs(s, CIS_MIN(spec->level, s->nalpha + s->nbeta), nr, ra, rb, nt,
+                                keys, nkeys);
   if (spec->kind == CIS_SPACE_FCI) {
     int64_t ca = cis_binomial(s->norb, s->nalpha), cb = cis_binomial(s->norb, s->nbeta);
     /* counted before anything is stored: lists past 2^31-1 strings are refused by
@@ -281,7 +285,7 @@ static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
   CIS_CHECK(spec->level >= 0, CIS_ERR_INPUT, "excitation level %d is negative", spec->level);
   int level = CIS_MIN(spec->level, s->nalpha + s->nbeta);
   s->astr.nw = s->bstr.nw = s->nw;
-  CIS_CALL(check_room_strings(s, level, nr));
+  CIS_CALL(cis_space_check_strings(s, level, nr, nr));
   for (int64_t r = 0; r < nr; r++) {
     CIS_CALL(cis_strlist_append_within(s->norb, ra + r * s->nw, level, &s->astr));
     CIS_CALL(cis_strlist_append_within(s->norb, rb + r * s->nw, level, &s->bstr));
@@ -363,6 +367,12 @@ static void describe(cis_space *s, const cis_space_spec *spec) {
     snprintf(s->desc, sizeof s->desc, "FCI");
   else if (spec->kind == CIS_SPACE_LIST)
     snprintf(s->desc, sizeof s->desc, "explicit list");
+  else if (spec->kind == CIS_SPACE_MRCI && spec->cas_norb > 0)
+    snprintf(s->desc, sizeof s->desc, "MRCI level %d around CAS(%d,%d)", spec->level,
+             spec->cas_nelec, spec->cas_norb);
+  else if (spec->kind == CIS_SPACE_MRCI)
+    snprintf(s->desc, sizeof s->desc, "MRCI level %d around %lld model determinants",
+             spec->level, (long long)spec->nref_dets);
   else if (spec->level >= 1 && spec->level <= 4)
     snprintf(s->desc, sizeof s->desc, "%s (level %d)", names[spec->level - 1], spec->level);
   else
@@ -443,8 +453,13 @@ cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
   s->nbeta = ints->nbeta;
   s->host_mem = opts ? opts->host_mem : 0;
   describe(s, spec);
-  CIS_TRY(get_refs(s, spec, &nr, &ra, &rb));
-  CIS_TRY(make_pairs(s, spec, nr, ra, rb, &keys, &nkeys));
+  if (spec->kind == CIS_SPACE_MRCI) {
+    CIS_TRY(cis_space_mrci_model(s, spec, &nr, &ra, &rb));
+    s->ref_exact = 1;
+  } else {
+    CIS_TRY(get_refs(s, spec, &nr, &ra, &rb));
+  }
+  CIS_TRY(make_pairs(s, spec, nr, ra, rb, &keys, &nkeys, nthreads_of(opts ? opts->nthreads : 0)));
   if (nkeys <= 0) CIS_FAIL(CIS_ERR_INPUT, "the %s space is empty", s->desc);
   s->ndet = nkeys;
   CIS_TRY(make_lookup(s, keys));

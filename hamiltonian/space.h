@@ -40,6 +40,10 @@ typedef struct {
 cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
                         const cis_space_opts *opts, cis_space **out);
 void cis_space_destroy(cis_space **s);
+/* CIS_ERR_USAGE unless CAS(ne, no) fits the electrons and orbitals of `in`: ne electrons, the
+ * other ones doubly occupying the orbitals below the no active ones, each spin's active
+ * electrons at most no (hamiltonian/space_mrci.c). */
+cis_err cis_space_mrci_check_cas(const cis_integrals *in, int ne, int no);
 
 int64_t cis_space_ndet(const cis_space *s);
 int64_t cis_space_nref(const cis_space *s);   /* the Reference region size chosen */

@@ -30,6 +30,8 @@ struct cis_space {
   int nblocks_ref;          /* blocks given a determinant of their own in the Reference region */
   uint64_t *ref_label;      /* nref: label of each Reference determinant */
   int64_t *ref_partner;     /* nref, nalpha == nbeta only: the exchanged determinant, or -1 */
+  int ref_exact;            /* the Reference region is the references alone (an MRCI model
+                               space), in ascending diagonal energy: no rule adds to it */
 };
 
 static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t ib) {
@@ -53,6 +55,21 @@ static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t i
  * where no bound is known): "<what> needs X of host memory for <parts>; Y available (bound)". */
 cis_err cis_space_check_room(const cis_space *s, double need, const char *what,
                              const char *parts);
+
+/* The room strings and determinants take while a space is built, checked as cis_space_check_room
+ * does: the strings enumerated within `level` of nra alpha and nrb beta reference strings
+ * (repeats included), and ndet determinants (at most ndet where `bound`) over na and nb
+ * strings. */
+cis_err cis_space_check_strings(const cis_space *s, int level, int64_t nra, int64_t nrb);
+cis_err cis_space_check_dets(const cis_space *s, int64_t na, int64_t nb, int64_t ndet, int bound);
+
+/* MRCI (hamiltonian/space_mrci.c): the model space's determinants, nm of them (the CAS of spec
+ * expanded, or spec's reference determinants; caller frees *ma, *mb), and the string lists and
+ * alpha-major sorted pair keys of every determinant within `level` of one of them. */
+cis_err cis_space_mrci_model(const cis_space *s, const cis_space_spec *spec, int64_t *nm,
+                             uint64_t **ma, uint64_t **mb);
+cis_err cis_space_mrci_pairs(cis_space *s, int level, int64_t nm, const uint64_t *ma,
+                             const uint64_t *mb, int nthreads, int64_t **keys, int64_t *nkeys);
 
 /* Our order (hamiltonian/refregion.c): the Reference region, of s->nref determinants asked for
  * and as many as its rule adds, then the rest in alpha-major order. hd and keys are in

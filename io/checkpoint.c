@@ -63,6 +63,17 @@ void cis_fingerprint_make(const cis_problem *p, int64_t ndet, int64_t nref, int 
     int kind = (int)s->kind, level = s->kind == CIS_SPACE_TRUNCATED ? s->level : 0;
     hs = cis_hash_bytes(hs, &kind, sizeof kind);
     hs = cis_hash_bytes(hs, &level, sizeof level);
+    if (s->kind == CIS_SPACE_MRCI) { /* the level and the model space */
+      int mrci[3] = {s->level, s->cas_nelec, s->cas_norb};
+      hs = cis_hash_bytes(hs, mrci, sizeof mrci);
+    }
+    /* the input's orbitals that --frozen / --active kept */
+    const cis_orbital_window *w = &p->window;
+    if (w->applied) {
+      int win[3] = {w->norb_input, w->nfrozen, norb};
+      h = cis_hash_bytes(h, win, sizeof win);
+      h = cis_hash_bytes(h, w->kept, (size_t)norb * sizeof *w->kept);
+    }
     int nw = cis_nwords(norb);
     hs = hash_strings(hs, s->ref_alpha, s->ref_beta, s->nref_dets, nw);
     if (s->kind == CIS_SPACE_LIST) hs = hash_strings(hs, s->det_alpha, s->det_beta, s->ndets, nw);

@@ -380,7 +380,7 @@ static cis_err space_kind(const h5in *in, cis_space_spec *sp, int *need_level) {
     sp->kind = CIS_SPACE_TRUNCATED;
   } else if (!cis_space_by_name(kind, &sp->kind, &sp->level)) {
     CIS_ERROR(CIS_ERR_INPUT, "%s: /space attribute kind = '%s', expected fci, truncated, list, "
-              "cis, cisd, cisdt, cisdtq or ci<N> with 1 <= N <= %d", in->path, kind,
+              "cis, cisd, cisdt, cisdtq, ci<N> or mrci<N> with 1 <= N <= %d", in->path, kind,
               CIS_SPACE_MAX_LEVEL);
   }
   return CIS_OK;
@@ -400,6 +400,17 @@ static cis_err read_space(const h5in *in, cis_problem *p) {
               "%lld, expected an excitation level 1..%d (2 = CISD)", in->path, (long long)level,
               CIS_SPACE_MAX_LEVEL);
     sp->level = (int)level;
+  }
+  if (sp->kind == CIS_SPACE_MRCI) { /* a CAS model space, or the references below */
+    int64_t ne = 0, no = 0;
+    int fe, fo;
+    CIS_CALL(read_scalar(in, "/space", "cas_nelec", K_INT, 0, &ne, &fe));
+    CIS_CALL(read_scalar(in, "/space", "cas_norb", K_INT, 0, &no, &fo));
+    CIS_CHECK(fe == fo && (!fe || (ne >= 1 && no >= 1 && no <= p->ints.norb)), CIS_ERR_INPUT,
+              "%s: /space cas_nelec and cas_norb: expected both, NE >= 1 electrons in 1 <= NO <= "
+              "norb = %d orbitals", in->path, p->ints.norb);
+    sp->cas_nelec = (int)ne;
+    sp->cas_norb = (int)no;
   }
   CIS_CALL(exists(in, "/space/reference_alpha", &yes));
   if (yes)

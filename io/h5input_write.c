@@ -55,9 +55,15 @@ static cis_err write_space(hid_t f, const char *path, const cis_problem *p) {
   hid_t g = -1;
   int64_t nw = cis_nwords(p->ints.norb);
   static const char *kinds[] = {"fci", "truncated", "list"};
+  char mrci[32];
+  snprintf(mrci, sizeof mrci, "mrci%d", sp->level);
   CIS_TRY(cis_h5_group(f, path, "space", &g));
-  CIS_TRY(cis_h5_attr_string(g, path, "kind", kinds[sp->kind]));
+  CIS_TRY(cis_h5_attr_string(g, path, "kind", sp->kind == CIS_SPACE_MRCI ? mrci : kinds[sp->kind]));
   if (sp->kind == CIS_SPACE_TRUNCATED) CIS_TRY(cis_h5_attr_int(g, path, "level", sp->level));
+  if (sp->kind == CIS_SPACE_MRCI && sp->cas_norb > 0) {
+    CIS_TRY(cis_h5_attr_int(g, path, "cas_nelec", sp->cas_nelec));
+    CIS_TRY(cis_h5_attr_int(g, path, "cas_norb", sp->cas_norb));
+  }
   if (sp->nref_dets > 0)
     CIS_TRY(write_strings(g, path, "reference", sp->nref_dets, nw, sp->ref_alpha, sp->ref_beta));
   if (sp->kind == CIS_SPACE_LIST)
@@ -67,7 +73,13 @@ cleanup:
   return err;
 }
 
-static cis_err write_options(hid_t f, const char *path, const cis_kvlist *kv) {
+/* The input's options, less --frozen and --active once they were applied to the integrals
+ * written (the file's orbitals are then the kept ones: applying them again would freeze more). */
+static cis_err write_options(hid_t f, const char *path, const cis_kvlist *all, int applied) {
+  cis_kvlist kept = {0}, *kv = &kept;
+  for (int i = 0; i < all->n; i++)
+    if (!applied || (strcmp(all->kv[i].key, "frozen") && strcmp(all->kv[i].key, "active")))
+      kept.kv[kept.n++] = all->kv[i];
   if (kv->n == 0) return CIS_OK;
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -112,7 +124,7 @@ static cis_err input_body(hid_t f, const char *tmp, const void *ctx) {
     CIS_CALL(write_space(f, tmp, p));
     CIS_CALL(write_orbitals(f, tmp, p));
   }
-  CIS_CALL(write_options(f, tmp, &p->file_options));
+  CIS_CALL(write_options(f, tmp, &p->file_options, p->window.applied));
   return CIS_OK;
 }
 

@@ -139,6 +139,8 @@ def main():
     refused("--spin", cisolve.solve, h1e, eri, norb, nelec, spin=0.5)
     refused("the space has only 441 determinants", cisolve.solve, h1e, eri, norb, nelec,
             nroots=500, device=device)
+    refused("the library takes the integrals of the orbitals to correlate", cisolve.solve, h1e,
+            eri, norb, nelec, frozen=1)
     refused("guess has shape", cisolve.solve, h1e, eri, norb, nelec, guess=np.ones(5))
 
     # the spin-resolved RDMs against PySCF's of the same vector
