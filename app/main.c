@@ -12,6 +12,7 @@
 #include "app/options.h"
 #include "app/plan.h"
 #include "app/runctl.h"
+#include "app/target.h"
 #include "base/signals.h"
 #include "base/util.h"
 #include "app/version.h"
@@ -62,9 +63,11 @@ static cis_err default_checkpoint(cis_options *o) {
   return CIS_OK;
 }
 
-/* Apply --space and --ms2 to the problem read from the input. */
-static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
+/* Apply --space and --ms2 to the problem read from the input, then the target (irrep and
+ * reference determinant: app/target.h). */
+static cis_err resolve_problem(const cis_options *o, cis_problem *p, cis_target *t) {
   if (p->kind == CIS_PROBLEM_MATRIX) {
+    CIS_CALL(cis_target_resolve(o, p, t));
     CIS_CHECK(!o->space_set && !o->ms2_set, CIS_ERR_USAGE,
               "%s holds an explicit matrix: --space and --ms2 apply only to integral inputs",
               o->input);
@@ -85,7 +88,7 @@ static cis_err resolve_problem(const cis_options *o, cis_problem *p) {
     p->space.kind = o->space_kind;
     p->space.level = o->space_level;
   }
-  return CIS_OK;
+  return cis_target_resolve(o, p, t);
 }
 
 /* --spin S: a spin the electrons and orbitals can reach (cis_problem_check_spin); sets the
@@ -217,6 +220,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   memset(&prob, 0, sizeof prob);
   memset(&res, 0, sizeof res);
   cis_report rep = {0};
+  cis_target target;
+  memset(&target, 0, sizeof target);
   rep.t_start = cis_wtime();
   int exit_now = 0;
 
@@ -227,7 +232,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_files_check(&opt));
     CIS_TRY(cis_input_read(opt.input, &prob));
     CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
-    CIS_TRY(resolve_problem(&opt, &prob));
+    CIS_TRY(resolve_problem(&opt, &prob, &target));
     CIS_TRY(cis_h5input_write(opt.write_input, &prob));
     goto cleanup;
   }
@@ -245,7 +250,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
-  CIS_TRY(resolve_problem(&opt, &prob));
+  CIS_TRY(resolve_problem(&opt, &prob, &target));
   /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the
    * build (the space's size and Reference region are compared once built). */
   cis_fingerprint fp;
@@ -257,6 +262,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.device != CIS_DEVICE_CPU && !opt.dry_run) cis_backend_cuda_prewarm(opt.device_index);
   rep.opt = &opt;
   rep.prob = &prob;
+  rep.target = &target;
   cis_report_problem(&rep);
 
   double t0 = cis_wtime();

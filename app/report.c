@@ -26,8 +26,37 @@ void cis_report_problem(const cis_report *r) {
     printf("problem          %d orbitals, %d electrons (%d alpha, %d beta, MS2 = %d)\n", in->norb,
            in->nalpha + in->nbeta, in->nalpha, in->nbeta, in->nalpha - in->nbeta);
     printf("core energy      %.10f Eh\n", in->ecore);
+    const cis_target *t = r->target;
+    if (t && t->irrep) {
+      char name[48];
+      cis_target_irrep_name(t, in, t->irrep, name, sizeof name);
+      printf("irrep            %s: %s\n", name, t->irrep_why);
+    } else if (t && t->all) {
+      printf("irrep            each irrep in turn (--irrep all)\n");
+    } else if (t && t->irrep_why[0]) {
+      printf("irrep            every irrep; %s\n", t->irrep_why);
+    }
+    if (t && t->ref[0]) printf("reference det    %s (0-based alpha/beta), %s\n", t->ref, t->ref_why);
   }
   fflush(stdout);
+}
+
+/* The space's determinants per irrep (those of the target marked), when ORBSYM gives them. */
+static void report_irrep_dims(const cis_report *r, int has, const double *dims, int target) {
+  if (!has || !r->prob || r->prob->kind != CIS_PROBLEM_INTEGRALS) return;
+  const cis_integrals *in = &r->prob->ints;
+  cis_target none = {.group = -1};
+  const cis_target *t = r->target ? r->target : &none;
+  int shown = 0;
+  for (int g = 0; g < 8; g++) {
+    if (dims[g] <= 0.0) continue;
+    char name[48];
+    cis_target_irrep_name(t, in, g + 1, name, sizeof name);
+    printf("%s%s %.0f%s", shown ? ", " : "by irrep         ", name, dims[g],
+           target == g + 1 ? " (this run's)" : "");
+    shown++;
+  }
+  if (shown) printf("\n");
 }
 
 /* ---- the plan's decisions: one way of printing them, for a run and for --dry-run ---------- */
@@ -79,9 +108,13 @@ void cis_report_matrix(const cis_report *r) {
   if (quiet(r)) return;
   const cis_hmat *h = r->h;
   char b1[32], b2[32], b3[32];
-  if (h->space)
+  if (h->space) {
     printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
            (long long)h->n);
+    double dims[8];
+    int has = cis_space_irrep_dims(h->space, dims);
+    report_irrep_dims(r, has, dims, cis_space_irrep(h->space));
+  }
   printf("reference region %lld determinants (%s)", (long long)h->nref,
          r->opt->ref_size ? "--ref-size" : "automatic");
   if (h->npre < h->nref)
@@ -483,9 +516,10 @@ void cis_report_plan(const cis_report *r, const cis_plan *pl) {
   char b1[32];
   printf("dry run          the plan of this run: the space is built and rows are sampled, no "
          "matrix is built, no file written\n");
-  if (pl->space[0])
+  if (pl->space[0]) {
     printf("space            %s, %lld determinants\n", pl->space, (long long)hm->n);
-  else
+    report_irrep_dims(r, pl->has_irrep_dims, pl->irrep_dim, pl->irrep);
+  } else
     printf("space            explicit matrix, n = %lld\n", (long long)hm->n);
   printf("reference region %lld determinants (%s)", (long long)hm->nref,
          r->opt->ref_size ? "--ref-size" : "automatic");
