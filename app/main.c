@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "app/analysis.h"
+#include "app/irrep_all.h"
 #include "app/options.h"
 #include "app/plan.h"
 #include "app/runctl.h"
@@ -240,6 +241,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (!opt.output[0])
     CIS_TRY(input_stem_path(opt.input, ".out.h5", opt.output, sizeof opt.output));
   if (!opt.checkpoint[0]) CIS_TRY(default_checkpoint(&opt));
+  CIS_TRY(cis_irrep_all_paths(&opt));
   CIS_TRY(cis_files_check(&opt));
   cis_signals_install();
   CIS_TRY(cis_input_read(opt.input, &prob));
@@ -408,7 +410,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
   cis_err e = cis_blas_prepare(argv);
-  if (e == CIS_OK) e = run(argc, argv, &exit_code);
+  if (e == CIS_OK)
+    e = cis_irrep_all_asked(argc, argv) ? cis_irrep_all(argc, argv, run, &exit_code)
+                                        : run(argc, argv, &exit_code);
   else exit_code = cis_exit_code(e);
   if (e != CIS_OK) {
     fflush(stdout);

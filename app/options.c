@@ -59,8 +59,7 @@ static const opt_desc k_opts[] = {
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
     {"irrep", ARG_REQUIRED, "IRREP",
      "only determinants of this point-group irrep: a number (ORBSYM's, Molpro numbering), a name "
-     "(Ag, B1u, A1, B2, A', ...), isym (the input's ISYM), all (the lowest states of every "
-     "irrep) or none (default: the input's ISYM when it is not 1, else none)"},
+     "(Ag, B1u, A1, B2, A', ...), isym (the input's ISYM), all (each irrep in turn: the lowest states of every irrep) or none (default: the input's ISYM when it is not 1, else none)"},
     {"point-group", ARG_REQUIRED, "G",
      "point group that names --irrep's irreps: D2h, C2v, C2h, D2, Cs, Ci, C2 or C1 (default: "
      "inferred from ORBSYM when only one group fits)"},

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "app/irrep_all.h"
 #include "app/version.h"
 #include "hamiltonian/symmetry.h"
 
@@ -31,8 +32,6 @@ void cis_report_problem(const cis_report *r) {
       char name[48];
       cis_target_irrep_name(t, in, t->irrep, name, sizeof name);
       printf("irrep            %s: %s\n", name, t->irrep_why);
-    } else if (t && t->all) {
-      printf("irrep            each irrep in turn (--irrep all)\n");
     } else if (t && t->irrep_why[0]) {
       printf("irrep            every irrep; %s\n", t->irrep_why);
     }
@@ -114,6 +113,14 @@ void cis_report_matrix(const cis_report *r) {
     double dims[8];
     int has = cis_space_irrep_dims(h->space, dims);
     report_irrep_dims(r, has, dims, cis_space_irrep(h->space));
+    int g = cis_space_irrep(h->space);
+    if (has && g && r->prob->space.kind == CIS_SPACE_LIST) {
+      double other = 0.0;
+      for (int x = 0; x < 8; x++) other += x == g - 1 ? 0.0 : dims[x];
+      if (other > 0)
+        printf("note             %.0f determinants of the list are of other irreps: removed\n",
+               other);
+    }
   }
   printf("reference region %lld determinants (%s)", (long long)h->nref,
          r->opt->ref_size ? "--ref-size" : "automatic");
@@ -320,6 +327,12 @@ static void print_analysis(const cis_report *r, const cis_eig_result *res) {
 void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2) {
   const cis_hmat *h = r->h;
   double eref = h->space ? cis_space_hdiag(h->space)[0] + h->ecore : NAN;
+  if (cis_irrep_all_current()) {
+    double e[64];
+    int k = res->nroots < 64 ? res->nroots : 64;
+    for (int j = 0; j < k; j++) e[j] = res->evals[j] + h->ecore;
+    cis_irrep_all_record(k, e, s2);
+  }
   if (quiet(r)) {
     for (int j = 0; j < res->nroots; j++) printf("%.12f\n", res->evals[j] + h->ecore);
     return;

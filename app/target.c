@@ -1,6 +1,8 @@
 /* The run's target irrep and reference determinant (app/target.h). */
 #include "app/target.h"
 
+#include "app/irrep_all.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -20,8 +22,8 @@ void cis_target_irrep_name(const cis_target *t, const cis_integrals *ints, int g
     snprintf(buf, len, "%s (%d)", name, g);
 }
 
-/* ORBSYM usable for a target (entries 1..8) and a symmetry of the integrals. */
-static cis_err check_orbsym(const cis_options *o, const cis_integrals *ints, const char *what) {
+cis_err cis_target_check_orbsym(const cis_options *o, const cis_integrals *ints,
+                                const char *what) {
   CIS_CALL(cis_irrep_check_orbsym(ints, o->input, what));
   cis_orbsym sym;
   CIS_CALL(cis_orbsym_find(ints, &sym));
@@ -52,7 +54,7 @@ static cis_err resolve_irrep(const cis_options *o, cis_problem *p, cis_target *t
   }
   if (!v[0]) { /* the default: ISYM when it says something */
     if (I->isym > 1 && orbsym_usable(I)) {
-      cis_err e = check_orbsym(o, I, "the input's ISYM");
+      cis_err e = cis_target_check_orbsym(o, I, "the input's ISYM");
       if (e != CIS_OK) {
         snprintf(t->irrep_why, sizeof t->irrep_why, "the input's ISYM=%d is not applied: the "
                  "integrals do not have ORBSYM's symmetry", I->isym);
@@ -69,13 +71,15 @@ static cis_err resolve_irrep(const cis_options *o, cis_problem *p, cis_target *t
     return CIS_OK;
   }
   if (!strcasecmp(v, "none")) return CIS_OK;
-  if (!strcasecmp(v, "all")) {
-    CIS_CALL(check_orbsym(o, I, "--irrep all"));
-    t->all = 1;
-    snprintf(t->irrep_why, sizeof t->irrep_why, "--irrep all");
+  if (!strcasecmp(v, "all")) { /* app/irrep_all.h runs each irrep in turn */
+    CIS_CHECK(cis_irrep_all_current(), CIS_ERR_USAGE, "--irrep all: give it on the command line "
+              "(not in an input file's /options)");
+    CIS_CALL(cis_target_check_orbsym(o, I, "--irrep all"));
+    t->irrep = cis_irrep_all_current();
+    snprintf(t->irrep_why, sizeof t->irrep_why, "--irrep all (each irrep in turn)");
     return CIS_OK;
   }
-  CIS_CALL(check_orbsym(o, I, "--irrep"));
+  CIS_CALL(cis_target_check_orbsym(o, I, "--irrep"));
   if (!strcasecmp(v, "isym")) {
     CIS_CHECK(I->isym >= 1 && I->isym <= 8, CIS_ERR_USAGE, "--irrep isym: %s has no ISYM (or "
               "ISYM=%d is not an irrep 1..8)", o->input, I->isym);

@@ -17,7 +17,6 @@
 
 typedef struct {
   int irrep;            /* 1..8 (Molpro numbering), 0: every irrep */
-  int all;              /* --irrep all: the lowest states of every irrep, one after another */
   int group;            /* point group (hamiltonian/irrep.h), -1: not known */
   char irrep_why[200];  /* how the irrep was chosen, or why ISYM was not applied ("": nothing) */
   char ref[256];        /* the reference determinant, "A/B" ("": none chosen here) */
@@ -27,6 +26,11 @@ typedef struct {
 /* CIS_ERR_USAGE: --irrep without ORBSYM, with ORBSYM that the integrals break, an unknown or
  * ambiguous name; --irrep, --point-group or --ref-det on an explicit matrix; a bad --ref-det. */
 cis_err cis_target_resolve(const cis_options *o, cis_problem *p, cis_target *t);
+
+/* ORBSYM usable for a target (entries 1..8) and a symmetry of the integrals: CIS_ERR_USAGE
+ * naming `what` otherwise. */
+cis_err cis_target_check_orbsym(const cis_options *o, const cis_integrals *ints,
+                                const char *what);
 
 /* Irrep g (1..8) as the report names it: "B1u (4)" when the group is known, else "irrep 4". */
 void cis_target_irrep_name(const cis_target *t, const cis_integrals *ints, int g, char *buf,
