@@ -48,7 +48,9 @@ static cis_err with_irrep(char *path, size_t cap, int g) {
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
     if (dot && dot != path && (!slash || dot > slash + 1)) at = (size_t)(dot - path);
   }
-  char tail[4096];
+  char mark[16], tail[4096];
+  int k = snprintf(mark, sizeof mark, ".irrep%d", g);
+  if (at >= (size_t)k && !strncmp(path + at - k, mark, (size_t)k)) return CIS_OK; /* named */
   snprintf(tail, sizeof tail, "%s", path + at);
   int w = snprintf(path + at, cap - at, ".irrep%d%s", g, tail);
   CIS_CHECK(w > 0 && (size_t)w < cap - at, CIS_ERR_USAGE, "--irrep all: path too long");

@@ -18,7 +18,9 @@ int cis_irrep_all_asked(int argc, char **argv);
 cis_err cis_irrep_all(int argc, char **argv, cis_run_fn run, int *exit_code);
 /* The irrep being run (1..8), 0 outside --irrep all. */
 int cis_irrep_all_current(void);
-/* Within --irrep all: the run's output and checkpoint paths with ".irrepN" (not /dev/null). */
+/* Within --irrep all: the run's output and checkpoint paths with ".irrepN" (not /dev/null);
+ * a path that has it already is left as it is (called again once the command line is applied
+ * on top of the input's options). */
 cis_err cis_irrep_all_paths(cis_options *o);
 /* Within --irrep all: the run's states, for the table (total energies, <S^2> or NULL). */
 void cis_irrep_all_record(int nroots, const double *energies, const double *s2);

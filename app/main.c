@@ -250,6 +250,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     goto cleanup;
   }
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+  CIS_TRY(cis_irrep_all_paths(&opt));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(resolve_problem(&opt, &prob, &target));

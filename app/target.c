@@ -86,7 +86,9 @@ static cis_err resolve_irrep(const cis_options *o, cis_problem *p, cis_target *t
     t->irrep = I->isym;
     snprintf(t->irrep_why, sizeof t->irrep_why, "--irrep isym: the input's ISYM=%d", I->isym);
   } else {
-    CIS_CALL(cis_irrep_parse(v, t->group, I->orbsym, I->norb, &t->irrep));
+    int named = -1;
+    CIS_CALL(cis_irrep_parse(v, t->group, I->orbsym, I->norb, &t->irrep, &named));
+    if (t->group < 0) t->group = named; /* a name only one group has names the group */
     snprintf(t->irrep_why, sizeof t->irrep_why, "--irrep %s", v);
   }
   return CIS_OK;

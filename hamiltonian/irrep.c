@@ -88,7 +88,9 @@ static int number_in(int g, const char *name) {
   return 0;
 }
 
-cis_err cis_irrep_parse(const char *text, int group, const int *orbsym, int norb, int *irrep) {
+cis_err cis_irrep_parse(const char *text, int group, const int *orbsym, int norb, int *irrep,
+                        int *named) {
+  *named = group;
   int m = orbsym_max(orbsym, norb);
   char *end;
   long v = strtol(text, &end, 10);
@@ -110,12 +112,13 @@ cis_err cis_irrep_parse(const char *text, int group, const int *orbsym, int norb
   /* every group that can hold ORBSYM's values and has the name */
   char list[512] = "";
   size_t len = 0;
-  int found = 0, first = 0, agree = 1;
+  int found = 0, first = 0, agree = 1, only = -1;
   for (int g = 0; g < NGROUPS; g++) {
     int k = groups[g].n >= m ? number_in(g, text) : 0;
     if (!k) continue;
     if (found && k != first) agree = 0;
     if (!found) first = k;
+    only = found ? -1 : g;
     found++;
     len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0, "%s%d in %s",
                             found > 1 ? ", " : "", k, groups[g].name);
@@ -127,6 +130,7 @@ cis_err cis_irrep_parse(const char *text, int group, const int *orbsym, int norb
             "group, and ORBSYM (irreps 1..%d) fits several: %s; give the number or "
             "--point-group", text, m, list);
   *irrep = first;
+  *named = only;
   return CIS_OK;
 }
 

@@ -43,10 +43,12 @@ const char *cis_point_group_name(int gi);
 int cis_point_group_infer(const int *orbsym, int norb);
 
 /* Resolve TEXT (a number 1..8, or an irrep name) to Molpro's number *irrep. group: index from
- * cis_point_group_find, or -1 to consider every group that can hold ORBSYM's values. Errors
+ * cis_point_group_find, or -1 to consider every group that can hold ORBSYM's values; *named:
+ * `group`, or the one group that has the name when only one does (else -1). Errors
  * (CIS_ERR_USAGE): an unknown name, a name of no candidate group, a name that is ambiguous (the
  * message lists each group's number), a number beyond the group's irreps. */
-cis_err cis_irrep_parse(const char *text, int group, const int *orbsym, int norb, int *irrep);
+cis_err cis_irrep_parse(const char *text, int group, const int *orbsym, int norb, int *irrep,
+                        int *named);
 
 /* Irrep `irrep` (1..8) as a name when the group is known (given or inferred), else "irrep N". */
 void cis_irrep_name(int group, const int *orbsym, int norb, int irrep, char *buf, size_t len);

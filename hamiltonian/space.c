@@ -288,8 +288,9 @@ static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
     if (ca >= 0 && cb >= 0 && ca <= CIS_MAX_DETS && cb <= CIS_MAX_DETS) {
       CIS_CHECK((s->irrep ? s->irrep_dim[s->irrep - 1] : (double)ca * (double)cb) <=
                     (double)CIS_MAX_DETS, CIS_ERR_INPUT,
-                "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld > 2^31-1 determinants",
-                s->nalpha, s->nbeta, s->norb, (long)ca, (long)cb);
+                "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld%s > 2^31-1 "
+                "determinants", s->nalpha, s->nbeta, s->norb, (long)ca, (long)cb,
+                s->irrep ? " (its target irrep's share of them)" : "");
       CIS_CALL(check_room_fci(s));
     }
     CIS_CALL(cis_strlist_all(s->norb, s->nalpha, &s->astr));
