@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "hamiltonian/irrep.h"
 #include "hamiltonian/slater.h"
 #include "hamiltonian/space_impl.h"
 
@@ -447,6 +448,11 @@ static cis_err find_refs(const cis_space *s, int64_t nr, const uint64_t *ra, con
     int64_t ib = cis_strlist_find(&s->bstr, rb + r * s->nw);
     refpos[r] = (ia < 0 || ib < 0) ? -1 : cis_space_lookup(s, ia, (int32_t)ib);
     int given = spec->nref_dets > 0 && spec->ref_alpha;
+    /* a reference of another irrep than the target's defines the space without being in it */
+    if (s->irrep && refpos[r] < 0 &&
+        (cis_irrep_string(s->orbsym, ra + r * s->nw, s->nw) ^
+         cis_irrep_string(s->orbsym, rb + r * s->nw, s->nw)) != s->irrep - 1)
+      given = 0;
     CIS_CHECK(refpos[r] >= 0 || !given, CIS_ERR_INPUT,
               "reference determinant %ld is not in the %s space", (long)r, s->desc);
   }
