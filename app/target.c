@@ -53,7 +53,10 @@ static cis_err resolve_irrep(const cis_options *o, cis_problem *p, cis_target *t
     t->group = cis_point_group_infer(I->orbsym, I->norb);
   }
   if (!v[0]) { /* the default: ISYM when it says something */
-    if (I->isym > 1 && orbsym_usable(I)) {
+    if (I->isym > 8 && orbsym_usable(I)) {
+      snprintf(t->irrep_why, sizeof t->irrep_why, "the input's ISYM=%d is not an irrep 1..8: "
+               "not applied", I->isym);
+    } else if (I->isym > 1 && orbsym_usable(I)) {
       cis_err e = cis_target_check_orbsym(o, I, "the input's ISYM");
       if (e != CIS_OK) {
         snprintf(t->irrep_why, sizeof t->irrep_why, "the input's ISYM=%d is not applied: the "
