@@ -179,7 +179,9 @@ static cis_err build_space(cisolve *c, const cis_options *o) {
   c->prob.ints.nalpha = c->nalpha;
   c->prob.ints.nbeta = c->nbeta;
   memset(&c->prob.space, 0, sizeof c->prob.space);
-  CIS_CALL(cis_pipeline_resolve_problem(o, &c->prob));
+  cis_target target;
+  memset(&target, 0, sizeof target);
+  CIS_CALL(cis_pipeline_resolve_problem(o, &c->prob, &target));
   CIS_CALL(cis_pipeline_space(&c->pl, o, &c->prob));
   return CIS_OK;
 }

@@ -10,10 +10,12 @@
 
 #include "base/error.h"
 #include "app/analysis.h"
+#include "app/irrep_all.h"
 #include "app/options.h"
 #include "app/pipeline.h"
 #include "app/plan.h"
 #include "app/runctl.h"
+#include "app/target.h"
 #include "base/signals.h"
 #include "base/util.h"
 #include "app/version.h"
@@ -101,6 +103,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   memset(&rc, 0, sizeof rc);
   memset(&prob, 0, sizeof prob);
   cis_report rep = {0};
+  cis_target target;
+  memset(&target, 0, sizeof target);
   rep.t_start = cis_wtime();
   int exit_now = 0;
 
@@ -111,7 +115,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_files_check(&opt));
     CIS_TRY(cis_input_read(opt.input, &prob));
     CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
-    CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob));
+    CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob, &target));
     CIS_TRY(cis_h5input_write(opt.write_input, &prob));
     goto cleanup;
   }
@@ -122,6 +126,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(beside_output(&opt, ".ckpt.h5", opt.checkpoint, sizeof opt.checkpoint));
   if (opt.molden_set && !opt.molden[0])
     CIS_TRY(beside_output(&opt, ".molden", opt.molden, sizeof opt.molden));
+  CIS_TRY(cis_irrep_all_paths(&opt));
   CIS_TRY(cis_files_check(&opt));
   cis_signals_install();
   CIS_TRY(cis_input_read(opt.input, &prob));
@@ -130,9 +135,10 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     goto cleanup;
   }
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
+  CIS_TRY(cis_irrep_all_paths(&opt));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
-  CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob));
+  CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob, &target));
   CIS_TRY(cis_files_check_molden(&opt, &prob));
   /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the
    * build (the space's size and Reference region are compared once built). */
@@ -145,6 +151,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.device != CIS_DEVICE_CPU && !opt.dry_run) cis_backend_cuda_prewarm(opt.device_index);
   rep.opt = &opt;
   rep.prob = &prob;
+  rep.target = &target;
   cis_report_problem(&rep);
 
   double t0;
@@ -243,7 +250,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
   cis_err e = cis_blas_prepare(argv);
-  if (e == CIS_OK) e = run(argc, argv, &exit_code);
+  if (e == CIS_OK)
+    e = cis_irrep_all_asked(argc, argv) ? cis_irrep_all(argc, argv, run, &exit_code)
+                                        : run(argc, argv, &exit_code);
   else exit_code = cis_exit_code(e);
   if (e != CIS_OK) {
     fflush(stdout);

@@ -70,6 +70,15 @@ static const opt_desc k_opts[] = {
     {"frozen", ARG_REQUIRED, "N", "the N lowest orbitals doubly occupied and removed, their energy folded into the core energy (default: none, or those below --active)"},
     {"active", ARG_REQUIRED, "LIST", "orbitals kept, 1-based as in the FCIDUMP, e.g. 3-10 or 2,3,5-7; the others above --frozen are deleted (default: all)"},
     {"ms2", ARG_REQUIRED, "N", "2*Ms = nalpha - nbeta, overriding the input's MS2"},
+    {"irrep", ARG_REQUIRED, "IRREP",
+     "only determinants of this point-group irrep: a number (ORBSYM's, Molpro numbering), a name "
+     "(Ag, B1u, A1, B2, A', ...), isym (the input's ISYM), all (each irrep in turn: the lowest states of every irrep) or none (default: the input's ISYM when it is not 1, else none)"},
+    {"point-group", ARG_REQUIRED, "G",
+     "point group that names --irrep's irreps: D2h, C2v, C2h, D2, Cs, Ci, C2 or C1 (default: "
+     "inferred from ORBSYM when only one group fits)"},
+    {"ref-det", ARG_REQUIRED, "A/B",
+     "reference determinant of truncated CI, 0-based occupied orbitals, e.g. '0 1 2 5/0 1 2 5' "
+     "(default: the input's, else OCC/CLOSED, else aufbau by orbital energy; reported)"},
     {"ref-size", ARG_REQUIRED, "N",
      "Reference region size (default automatic, reported); the preconditioner uses at most its "
      "first 2048"},
@@ -281,6 +290,17 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     CIS_CALL(int_in(v, "--ms2", -100000, 100000, &l));
     o->ms2 = (int)l;
     o->ms2_set = 1;
+  } else if (strcmp(name, "irrep") == 0) {
+    CIS_CHECK(strlen(v) < sizeof o->irrep && *v, CIS_ERR_USAGE, "--irrep: expected a number or "
+              "a name, got '%s'", v);
+    strcpy(o->irrep, v);
+  } else if (strcmp(name, "point-group") == 0) {
+    CIS_CHECK(strlen(v) < sizeof o->point_group, CIS_ERR_USAGE, "--point-group: unknown group "
+              "'%s'", v);
+    strcpy(o->point_group, v);
+  } else if (strcmp(name, "ref-det") == 0) {
+    CIS_CHECK(strlen(v) < sizeof o->ref_det, CIS_ERR_USAGE, "--ref-det: too long");
+    strcpy(o->ref_det, v);
   } else if (strcmp(name, "ref-size") == 0) {
     CIS_CALL(int_in(v, "--ref-size", 1, 2000000000L, &l));
     o->ref_size = l;

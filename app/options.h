@@ -47,6 +47,9 @@ typedef struct {
   cis_space_kind space_kind;
   int space_level;
   int ms2_set, ms2;         /* --ms2 overrides the file's MS2 */
+  char irrep[32];           /* --irrep as given ("" = default: app/target.h) */
+  char point_group[16];     /* --point-group ("" = inferred) */
+  char ref_det[4096];       /* --ref-det "A/B" ("" = the rule of hamiltonian/refdet.h) */
   int64_t ref_size;         /* 0 = automatic */
   int frozen;               /* --frozen N: the N lowest orbitals doubly occupied; -1 = not given */
   char active[1024];        /* --active LIST as given (hamiltonian/orbitals.h); "" = not given */

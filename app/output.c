@@ -257,6 +257,7 @@ static cis_err write_problem(hid_t f, const char *path, const cis_output *o) {
     CIS_TRY(cis_h5_attr_int(g, path, "nalpha", cis_space_nalpha(h->space)));
     CIS_TRY(cis_h5_attr_int(g, path, "nbeta", cis_space_nbeta(h->space)));
     CIS_TRY(cis_h5_attr_string(g, path, "space", cis_space_describe(h->space)));
+    CIS_TRY(cis_h5_attr_int(g, path, "irrep", cis_space_irrep(h->space)));
   } else {
     CIS_TRY(cis_h5_attr_string(g, path, "space", "explicit matrix"));
   }
@@ -288,6 +289,9 @@ static cis_err options_numbers(hid_t g, const char *path, const cis_options *o) 
   CIS_CALL(cis_h5_attr_int(g, path, "ms2_set", o->ms2_set));
   CIS_CALL(cis_h5_attr_int(g, path, "ms2", o->ms2));
   CIS_CALL(cis_h5_attr_int(g, path, "ref_size", o->ref_size));
+  CIS_CALL(cis_h5_attr_string(g, path, "irrep", o->irrep));
+  CIS_CALL(cis_h5_attr_string(g, path, "point_group", o->point_group));
+  CIS_CALL(cis_h5_attr_string(g, path, "ref_det", o->ref_det));
   CIS_CALL(cis_h5_attr_int(g, path, "device_index", o->device_index));
   CIS_CALL(cis_h5_attr_int(g, path, "mem", o->mem));
   CIS_CALL(cis_h5_attr_int(g, path, "gpu_mem", o->gpu_mem));

@@ -31,8 +31,9 @@ void cis_pipeline_free(cis_pipeline *pl) {
   cis_space_destroy(&pl->space);
 }
 
-cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p) {
+cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p, cis_target *t) {
   if (p->kind == CIS_PROBLEM_MATRIX) {
+    CIS_CALL(cis_target_resolve(o, p, t));
     CIS_CHECK(!o->space_set && !o->ms2_set && o->frozen < 0 && !o->active[0] && !o->cas_norb,
               CIS_ERR_USAGE,
               "%s holds an explicit matrix: --space, --ms2, --frozen, --active and --cas apply "
@@ -55,6 +56,7 @@ cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p) {
     p->space.level = o->space_level;
   }
   CIS_CALL(cis_resolve_orbitals(o, p));
+  CIS_CALL(cis_target_resolve(o, p, t));
   CIS_CALL(cis_resolve_mrci(o, p));
   return CIS_OK;
 }

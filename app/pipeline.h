@@ -22,6 +22,7 @@
 
 #include "app/analysis.h"
 #include "app/options.h"
+#include "app/target.h"
 #include "app/output.h"
 #include "app/plan.h"
 #include "base/problem.h"
@@ -55,8 +56,10 @@ void cis_pipeline_free(cis_pipeline *pl);
 /* Everything but the space: the pipeline can solve again from cis_pipeline_hamiltonian. */
 void cis_pipeline_free_solve(cis_pipeline *pl);
 
-/* --space and --ms2 applied to the problem as read (its space and electrons). */
-cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p);
+/* --space and --ms2, then --frozen / --active (app/spaces.h), the target irrep and reference
+ * determinant (app/target.h, into *t for the report) and the MRCI model space, applied to the
+ * problem as read. */
+cis_err cis_pipeline_resolve_problem(const cis_options *o, cis_problem *p, cis_target *t);
 /* --spin S: a spin the electrons and orbitals can reach; the penalty's shift and S(S+1)
  * (0, 0 without --spin). */
 cis_err cis_pipeline_spin_penalty(const cis_options *o, const cis_problem *p, double *shift,

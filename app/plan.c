@@ -193,6 +193,8 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     int64_t n = cis_space_ndet(space);
     CIS_TRY(cis_plan_check_nroots(o, n));
     snprintf(out->space, sizeof out->space, "%s", cis_space_describe(space));
+    out->has_irrep_dims = cis_space_irrep_dims(space, out->irrep_dim);
+    out->irrep = cis_space_irrep(space);
     cis_plan_decide(o, n, 1, &out->dec);
     CIS_TRY(cis_plan_check_vectors(o, n, 1, out->device != CIS_PLAN_CPU));
     cis_plan_hmat_opts(o, &out->dec, &hopt);

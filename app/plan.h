@@ -92,6 +92,8 @@ typedef struct {
   const char *input;
   cis_plan_decisions dec;     /* the decisions a run takes */
   char space[96];             /* e.g. "FCI", "CISD (level 2)"; "" for an explicit matrix */
+  int has_irrep_dims, irrep;  /* the space's determinants per irrep, and its target irrep */
+  double irrep_dim[8];        /* (hamiltonian/space.h cis_space_irrep_dims) */
   int threads;
   cis_hmat_plan hm;           /* the matrix and its host cache */
   int mem_asked;              /* --mem given */

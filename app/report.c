@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "app/irrep_all.h"
 #include "app/version.h"
 #include "hamiltonian/orbitals.h"
 #include "hamiltonian/symmetry.h"
@@ -52,6 +53,15 @@ void cis_report_problem(const cis_report *r) {
            in->nalpha + in->nbeta, in->nalpha, in->nbeta, in->nalpha - in->nbeta);
     printf("core energy      %.10f Eh\n", in->ecore);
     report_window(p);
+    const cis_target *t = r->target;
+    if (t && t->irrep) {
+      char name[48];
+      cis_target_irrep_name(t, in, t->irrep, name, sizeof name);
+      printf("irrep            %s: %s\n", name, t->irrep_why);
+    } else if (t && t->irrep_why[0]) {
+      printf("irrep            every irrep; %s\n", t->irrep_why);
+    }
+    if (t && t->ref[0]) printf("reference det    %s (0-based alpha/beta), %s\n", t->ref, t->ref_why);
   }
   fflush(stdout);
 }
@@ -61,6 +71,24 @@ static const char *region_why(const cis_report *r) {
   if (r->prob && r->prob->kind == CIS_PROBLEM_INTEGRALS && r->prob->space.kind == CIS_SPACE_MRCI)
     return "the MRCI model space";
   return r->opt->ref_size ? "--ref-size" : "automatic";
+}
+
+/* The space's determinants per irrep (those of the target marked), when ORBSYM gives them. */
+static void report_irrep_dims(const cis_report *r, int has, const double *dims, int target) {
+  if (!has || !r->prob || r->prob->kind != CIS_PROBLEM_INTEGRALS) return;
+  const cis_integrals *in = &r->prob->ints;
+  cis_target none = {.group = -1};
+  const cis_target *t = r->target ? r->target : &none;
+  int shown = 0;
+  for (int g = 0; g < 8; g++) {
+    if (dims[g] <= 0.0) continue;
+    char name[48];
+    cis_target_irrep_name(t, in, g + 1, name, sizeof name);
+    printf("%s%s %.0f%s", shown ? ", " : "by irrep         ", name, dims[g],
+           target == g + 1 ? " (this run's)" : "");
+    shown++;
+  }
+  if (shown) printf("\n");
 }
 
 /* ---- the plan's decisions: one way of printing them, for a run and for --dry-run ---------- */
@@ -112,9 +140,21 @@ void cis_report_matrix(const cis_report *r) {
   if (quiet(r)) return;
   const cis_hmat *h = r->h;
   char b1[32], b2[32], b3[32];
-  if (h->space)
+  if (h->space) {
     printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
            (long long)h->n);
+    double dims[8];
+    int has = cis_space_irrep_dims(h->space, dims);
+    report_irrep_dims(r, has, dims, cis_space_irrep(h->space));
+    int g = cis_space_irrep(h->space);
+    if (has && g && r->prob->space.kind == CIS_SPACE_LIST) {
+      double other = 0.0;
+      for (int x = 0; x < 8; x++) other += x == g - 1 ? 0.0 : dims[x];
+      if (other > 0)
+        printf("note             %.0f determinants of the list are of other irreps: removed\n",
+               other);
+    }
+  }
   printf("reference region %lld determinants (%s)", (long long)h->nref, region_why(r));
   if (h->npre < h->nref)
     printf("; the preconditioner's dense block is its first %lld", (long long)h->npre);
@@ -319,6 +359,12 @@ static void print_analysis(const cis_report *r, const cis_eig_result *res) {
 void cis_report_results(const cis_report *r, const cis_eig_result *res, const double *s2) {
   const cis_hmat *h = r->h;
   double eref = h->space ? cis_space_hdiag(h->space)[0] + h->ecore : NAN;
+  if (cis_irrep_all_current()) {
+    double e[64];
+    int k = res->nroots < 64 ? res->nroots : 64;
+    for (int j = 0; j < k; j++) e[j] = res->evals[j] + h->ecore;
+    cis_irrep_all_record(k, e, s2);
+  }
   if (quiet(r)) {
     for (int j = 0; j < res->nroots; j++) printf("%.12f\n", res->evals[j] + h->ecore);
     return;
@@ -515,9 +561,10 @@ void cis_report_plan(const cis_report *r, const cis_plan *pl) {
   char b1[32];
   printf("dry run          the plan of this run: the space is built and rows are sampled, no "
          "matrix is built, no file written\n");
-  if (pl->space[0])
+  if (pl->space[0]) {
     printf("space            %s, %lld determinants\n", pl->space, (long long)hm->n);
-  else
+    report_irrep_dims(r, pl->has_irrep_dims, pl->irrep_dim, pl->irrep);
+  } else
     printf("space            explicit matrix, n = %lld\n", (long long)hm->n);
   printf("reference region %lld determinants (%s)", (long long)hm->nref, region_why(r));
   if (hm->npre < hm->nref)

@@ -5,6 +5,7 @@
 
 #include "app/options.h"
 #include "app/plan.h"
+#include "app/target.h"
 #include "hamiltonian/hmat.h"
 #include "app/output.h"
 #include "kernels/backend.h"
@@ -26,6 +27,7 @@ typedef struct {
 typedef struct {
   const cis_options *opt;
   const cis_problem *prob;
+  const cis_target *target; /* the irrep and reference determinant (app/target.h); may be NULL */
   const cis_hmat *h;
   const cis_backend *be;
   const cis_operator *op; /* the solver's operator (its report: a GPU's placement) */

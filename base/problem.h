@@ -41,7 +41,11 @@ typedef struct {
   double *h1e;       /* norb*norb, symmetric, row-major */
   double *eri;       /* cis_eri_size(norb), 8-fold packed chemists' (pq|rs) */
   int *orbsym;       /* norb irrep labels (1-based as in FCIDUMP), or NULL */
-  int isym;          /* target irrep from the FCIDUMP (informational), 0 if absent */
+  int isym;          /* target irrep from the FCIDUMP, 0 if absent (app/target.c applies it) */
+  /* Molpro's OCC= and CLOSED= header keys: occupied and doubly occupied orbitals per irrep
+   * (nocc / nclosed entries, 0 = absent); the reference of truncated CI (hamiltonian/refdet.h) */
+  int nocc, nclosed;
+  int occ[8], closed[8];
 } cis_integrals;
 
 typedef enum {
@@ -75,6 +79,9 @@ typedef struct {
   /* Explicit list for CIS_SPACE_LIST: ndets alpha and beta strings. */
   int64_t ndets;
   uint64_t *det_alpha, *det_beta;
+  /* 1..8: only determinants of this irrep (Molpro's numbering of cis_integrals.orbsym,
+   * hamiltonian/irrep.h); 0: every irrep */
+  int irrep;
 } cis_space_spec;
 
 /* An explicit symmetric matrix (both triangles stored), CSR, 0-based. */

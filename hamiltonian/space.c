@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "hamiltonian/irrep.h"
 #include "hamiltonian/slater.h"
 #include "hamiltonian/space_impl.h"
 
@@ -49,11 +50,16 @@ static double fci_link_bytes(int norb, int nel) {
   return 24.0 * nel * nvir + 16.0 * binom_d(nel, 2) * binom_d(nvir, 2);
 }
 
-double cis_space_fci_bytes(int norb, int nalpha, int nbeta) {
-  double na = binom_d(norb, nalpha), nb = binom_d(norb, nbeta), n = na * nb;
+/* FCI's bytes with n of its determinants kept (fewer than all: one irrep's). */
+static double fci_bytes_of(int norb, int nalpha, int nbeta, double n) {
+  double na = binom_d(norb, nalpha), nb = binom_d(norb, nbeta);
   double links = na * fci_link_bytes(norb, nalpha) + nb * fci_link_bytes(norb, nbeta);
   return string_bytes(cis_nwords(norb), na, nb) +
          CIS_MAX(DET_BYTES_BUILD * n, DET_BYTES_HELD * n + links);
+}
+
+double cis_space_fci_bytes(int norb, int nalpha, int nbeta) {
+  return fci_bytes_of(norb, nalpha, nbeta, binom_d(norb, nalpha) * binom_d(norb, nbeta));
 }
 
 cis_err cis_space_check_room(const cis_space *s, double need, const char *what,
@@ -75,10 +81,11 @@ cis_err cis_space_check_room(const cis_space *s, double need, const char *what,
 
 /* FCI's strings, determinants and link tables, from binomials (the lists within 2^31-1). */
 static cis_err check_room_fci(const cis_space *s) {
-  double n = binom_d(s->norb, s->nalpha) * binom_d(s->norb, s->nbeta);
+  double n = s->irrep ? s->irrep_dim[s->irrep - 1]
+                     : binom_d(s->norb, s->nalpha) * binom_d(s->norb, s->nbeta);
   char what[160];
   snprintf(what, sizeof what, "%s of %.0f determinants", s->desc, n);
-  return cis_space_check_room(s, cis_space_fci_bytes(s->norb, s->nalpha, s->nbeta), what,
+  return cis_space_check_room(s, fci_bytes_of(s->norb, s->nalpha, s->nbeta, n), what,
                               "its determinant strings and link tables");
 }
 
@@ -253,6 +260,24 @@ cleanup:
   return err;
 }
 
+/* FCI's determinants of the target irrep: for each alpha string, the beta strings of the
+ * matching irrep (the row generator and the lookup serve such rows as truncated CI's). */
+static cis_err fci_irrep_pairs(cis_space *s, int64_t **keys, int64_t *nkeys) {
+  unsigned char *ga = NULL, *gb = NULL;
+  int g = s->irrep - 1;
+  int64_t n = (int64_t)s->irrep_dim[g], m = 0;
+  cis_err err = cis_space_irrep_strings(s, &ga, &gb);
+  if (err == CIS_OK)
+    err = cis_malloc(keys, (size_t)CIS_MAX(n, 1), sizeof(int64_t), "determinant keys");
+  for (int64_t ia = 0; err == CIS_OK && ia < s->astr.n; ia++)
+    for (int64_t ib = 0; ib < s->bstr.n; ib++)
+      if ((ga[ia] ^ gb[ib]) == g && m < n) (*keys)[m++] = pair_key(ia, ib);
+  cis_free(&ga);
+  cis_free(&gb);
+  *nkeys = m;
+  return err;
+}
+
 /* String lists and alpha-major pair keys for every kind of space. */
 static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
                           const uint64_t *ra, const uint64_t *rb, int64_t **keys,
@@ -266,14 +291,17 @@ static cis_err make_pairs(cis_space *s, const cis_space_spec *spec, int64_t nr,
     /* counted before anything is stored: lists past 2^31-1 strings are refused by
      * cis_strlist_all, their product here, then what it all takes */
     if (ca >= 0 && cb >= 0 && ca <= CIS_MAX_DETS && cb <= CIS_MAX_DETS) {
-      CIS_CHECK(ca * cb <= CIS_MAX_DETS, CIS_ERR_INPUT,
-                "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld > 2^31-1 determinants",
-                s->nalpha, s->nbeta, s->norb, (long)ca, (long)cb);
+      CIS_CHECK((s->irrep ? s->irrep_dim[s->irrep - 1] : (double)ca * (double)cb) <=
+                    (double)CIS_MAX_DETS, CIS_ERR_INPUT,
+                "FCI of (%d, %d) electrons in %d orbitals has %ld x %ld%s > 2^31-1 "
+                "determinants", s->nalpha, s->nbeta, s->norb, (long)ca, (long)cb,
+                s->irrep ? " (its target irrep's share of them)" : "");
       CIS_CALL(check_room_fci(s));
     }
     CIS_CALL(cis_strlist_all(s->norb, s->nalpha, &s->astr));
     CIS_CALL(cis_strlist_all(s->norb, s->nbeta, &s->bstr));
     int64_t na = s->astr.n, nb = s->bstr.n;
+    if (s->irrep) return fci_irrep_pairs(s, keys, nkeys);
     CIS_CALL(cis_malloc(keys, (size_t)(na * nb), sizeof(int64_t), "determinant keys"));
     for (int64_t ia = 0; ia < na; ia++)
       for (int64_t ib = 0; ib < nb; ib++) (*keys)[ia * nb + ib] = pair_key(ia, ib);
@@ -430,6 +458,11 @@ static cis_err find_refs(const cis_space *s, int64_t nr, const uint64_t *ra, con
     int64_t ib = cis_strlist_find(&s->bstr, rb + r * s->nw);
     refpos[r] = (ia < 0 || ib < 0) ? -1 : cis_space_lookup(s, ia, (int32_t)ib);
     int given = spec->nref_dets > 0 && spec->ref_alpha;
+    /* a reference of another irrep than the target's defines the space without being in it */
+    if (s->irrep && refpos[r] < 0 &&
+        (cis_irrep_string(s->orbsym, ra + r * s->nw, s->nw) ^
+         cis_irrep_string(s->orbsym, rb + r * s->nw, s->nw)) != s->irrep - 1)
+      given = 0;
     CIS_CHECK(refpos[r] >= 0 || !given, CIS_ERR_INPUT,
               "reference determinant %ld is not in the %s space", (long)r, s->desc);
   }
@@ -459,7 +492,11 @@ cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
   } else {
     CIS_TRY(get_refs(s, spec, &nr, &ra, &rb));
   }
+  CIS_TRY(cis_space_irrep_setup(s, ints, spec));
   CIS_TRY(make_pairs(s, spec, nr, ra, rb, &keys, &nkeys, nthreads_of(opts ? opts->nthreads : 0)));
+  if (spec->kind != CIS_SPACE_FCI) CIS_TRY(cis_space_irrep_filter(s, keys, &nkeys));
+  if (nkeys <= 0 && s->irrep)
+    CIS_FAIL(CIS_ERR_INPUT, "the %s space has no determinant of irrep %d", s->desc, s->irrep);
   if (nkeys <= 0) CIS_FAIL(CIS_ERR_INPUT, "the %s space is empty", s->desc);
   s->ndet = nkeys;
   CIS_TRY(make_lookup(s, keys));
@@ -503,6 +540,7 @@ void cis_space_destroy(cis_space **sp) {
   cis_free(&s->blab);
   cis_free(&s->ref_label);
   cis_free(&s->ref_partner);
+  cis_free(&s->orbsym);
   cis_free(sp);
 }
 

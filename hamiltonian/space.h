@@ -78,6 +78,11 @@ typedef struct {
   int orbsym_bits;  /* independent symmetries ORBSYM states */
 } cis_space_symmetry;
 cis_space_symmetry cis_space_symmetry_info(const cis_space *s);
+/* The determinants of each irrep (index = Molpro's number less one) that the space's rule
+ * enumerates before the target irrep's filter: returns 0 (dims untouched) when the integrals have
+ * no usable ORBSYM. And the target irrep, 1..8, or 0 for every irrep. */
+int cis_space_irrep_dims(const cis_space *s, double dims[8]);
+int cis_space_irrep(const cis_space *s);
 /* Index of the determinant (alpha, beta) in our order, or -1 if not in the space. */
 int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t *beta);
 

@@ -32,6 +32,10 @@ struct cis_space {
   int64_t *ref_partner;     /* nref, nalpha == nbeta only: the exchanged determinant, or -1 */
   int ref_exact;            /* the Reference region is the references alone (an MRCI model
                                space), in ascending diagonal energy: no rule adds to it */
+  int irrep;                /* the target irrep 1..8 (hamiltonian/irrep.h), 0: every irrep */
+  int *orbsym;              /* norb irreps 1..8, or NULL where the integrals have none usable */
+  int has_irrep_dims;
+  double irrep_dim[8];      /* determinants of each irrep (0..7) before the target's filter */
 };
 
 static inline int64_t cis_space_lookup(const cis_space *s, int64_t ia, int32_t ib) {
@@ -76,6 +80,14 @@ cis_err cis_space_mrci_pairs(cis_space *s, int level, int64_t nm, const uint64_t
  * alpha-major order; order[d] is the alpha-major position of determinant d. Sets s->nref. */
 cis_err cis_space_order(cis_space *s, const double *hd, const int64_t *keys,
                         const int64_t *refpos, int64_t nr, int64_t *order);
+/* hamiltonian/space_irrep.c. Setup: s->irrep and s->orbsym from the spec and the integrals
+ * (CIS_ERR_USAGE when a target irrep has no usable ORBSYM), FCI's dimensions per irrep. Filter:
+ * count the sorted unique keys by irrep and keep the target's (no target: counts only). */
+cis_err cis_space_irrep_setup(cis_space *s, const cis_integrals *ints,
+                              const cis_space_spec *spec);
+cis_err cis_space_irrep_strings(const cis_space *s, unsigned char **ga, unsigned char **gb);
+cis_err cis_space_irrep_filter(cis_space *s, int64_t *keys, int64_t *nkeys);
+
 /* ref_label and ref_partner, once the space is in our order. */
 cis_err cis_space_ref_symmetry(cis_space *s);
 

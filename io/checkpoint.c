@@ -77,6 +77,7 @@ void cis_fingerprint_make(const cis_problem *p, int64_t ndet, int64_t nref, int 
     int nw = cis_nwords(norb);
     hs = hash_strings(hs, s->ref_alpha, s->ref_beta, s->nref_dets, nw);
     if (s->kind == CIS_SPACE_LIST) hs = hash_strings(hs, s->det_alpha, s->det_beta, s->ndets, nw);
+    if (s->irrep) hs = cis_hash_bytes(hs, &s->irrep, sizeof s->irrep); /* none: as before */
     fp->space = hs;
   }
   fp->integrals = h;
@@ -103,7 +104,7 @@ cis_err cis_fingerprint_check(const char *path, const cis_fingerprint *f,
     if (r->ndet >= 0) snprintf(has, sizeof has, "; this run has %lld", (long long)r->ndet);
     CIS_ERROR(CIS_ERR_INPUT,
               "checkpoint %s was made for another determinant space (%lld determinants%s): "
-              "check --space and the reference", path, (long long)f->ndet, has);
+              "check --space, --irrep and the reference", path, (long long)f->ndet, has);
   }
   if (r->nref >= 0 && f->nref != r->nref)
     CIS_ERROR(CIS_ERR_INPUT,

@@ -48,6 +48,8 @@ typedef struct {
   char general[48]; /* "IGENERAL=1" or "ITGENERAL=1" as the file has it, when set */
   long *orbsym;
   long norbsym;
+  long occ[8], closed[8]; /* OCC= and CLOSED= (Molpro): orbitals per irrep */
+  long nocc, nclosed;
 } header;
 
 /* What the records so far have set, to refuse a second, different value for the same item. */
@@ -244,6 +246,10 @@ static cis_err header_value(const reader *r, header *h, const char *key, const c
     if (is_true(v, vend)) spelled(key, v, vend, h->general, sizeof h->general);
   } else if (strcasecmp(key, "SYML") == 0 || strcasecmp(key, "SYMLZ") == 0) {
     CIS_CALL(refuse_lz(r, key, v, vend));
+  } else if (strcasecmp(key, "OCC") == 0) {
+    CIS_CALL(parse_ints(r, "OCC", v, vend, h->occ, 8, &h->nocc));
+  } else if (strcasecmp(key, "CLOSED") == 0) {
+    CIS_CALL(parse_ints(r, "CLOSED", v, vend, h->closed, 8, &h->nclosed));
   } else if (strcasecmp(key, "ORBSYM") == 0) {
     long n;
     CIS_CALL(parse_ints(r, "ORBSYM", v, vend, NULL, 0, &n));
@@ -282,6 +288,20 @@ static cis_err parse_header(const reader *r, const char *text, header *h) {
   return CIS_OK;
 }
 
+/* OCC= / CLOSED=: at most 8 counts (one per irrep), each 0..NORB. */
+static cis_err occupations(const reader *r, const char *key, const long *v, long n, long norb,
+                           int *out, int *nout) {
+  CIS_CHECK(n <= 8, CIS_ERR_INPUT, "%s: %s: %s has %ld entries, expected one per irrep (at most "
+            "8)", r->in.path, r->where, key, n);
+  for (long g = 0; g < n; g++) {
+    CIS_CHECK(v[g] >= 0 && v[g] <= norb, CIS_ERR_INPUT, "%s: %s: %s entry %ld is %ld, expected "
+              "0..NORB=%ld orbitals", r->in.path, r->where, key, g + 1, v[g], norb);
+    out[g] = (int)v[g];
+  }
+  *nout = (int)n;
+  return CIS_OK;
+}
+
 static cis_err check_header(const reader *r, const header *h, cis_problem *p) {
   CIS_CHECK(h->have_norb, CIS_ERR_INPUT, "%s: %s has no NORB",
             r->in.path, r->where);
@@ -308,6 +328,8 @@ static cis_err check_header(const reader *r, const header *h, cis_problem *p) {
     CIS_CALL(cis_malloc(&I->orbsym, (size_t)h->norb, sizeof(int), "ORBSYM"));
     for (long i = 0; i < h->norb; i++) I->orbsym[i] = (int)h->orbsym[i];
   }
+  CIS_CALL(occupations(r, "OCC", h->occ, h->nocc, h->norb, I->occ, &I->nocc));
+  CIS_CALL(occupations(r, "CLOSED", h->closed, h->nclosed, h->norb, I->closed, &I->nclosed));
   return CIS_OK;
 }
 

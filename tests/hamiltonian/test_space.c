@@ -340,6 +340,56 @@ static void test_memory(void) {
   free(in.eri);
 }
 
+/* FCI of one irrep: its determinants are those whose strings' irreps multiply to it (counted
+ * here one by one), the dimensions of every irrep add up to the whole FCI, and its memory is
+ * counted for its own determinants: it builds where the whole FCI is refused. */
+static void test_irrep(void) {
+  cis_integrals in;
+  random_ints(&in, 10, 3, 3, 7);
+  int orbsym[10] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 5};
+  in.orbsym = orbsym;
+  double need = cis_space_fci_bytes(10, 3, 3), sum = 0.0;
+  for (int g = 1; g <= 8; g++) {
+    cis_space_spec spec = {.kind = CIS_SPACE_FCI, .irrep = g};
+    cis_space_opts so = {0, 0, (int64_t)ceil(need) - 1};
+    cis_space *s = NULL;
+    if (cis_space_build(&in, &spec, &so, &s)) {
+      EXPECT(0, "FCI of irrep %d within the whole FCI's bytes less one: %s", g,
+             cis_error_message());
+      cis_error_clear();
+      continue;
+    }
+    int64_t count = 0;
+    for (int a = 0; a < 1024; a++)
+      for (int b = 0; b < 1024; b++) {
+        if (__builtin_popcount(a) != 3 || __builtin_popcount(b) != 3) continue;
+        int x = 0;
+        for (int p = 0; p < 10; p++) x ^= ((a >> p & 1) + (b >> p & 1)) % 2 ? orbsym[p] - 1 : 0;
+        count += x == g - 1;
+      }
+    double dims[8];
+    EXPECT(cis_space_irrep_dims(s, dims), "irrep %d: no dimensions", g);
+    EXPECT(cis_space_ndet(s) == count && dims[g - 1] == (double)count,
+           "irrep %d: %lld determinants (dims %.0f), counted %lld", g,
+           (long long)cis_space_ndet(s), dims[g - 1], (long long)count);
+    for (int64_t d = 0; d < cis_space_ndet(s); d++) {
+      uint64_t a = cis_space_alpha(s, d)[0], b = cis_space_beta(s, d)[0];
+      int x = 0;
+      for (int p = 0; p < 10; p++) x ^= ((a >> p & 1) + (b >> p & 1)) % 2 ? orbsym[p] - 1 : 0;
+      if (x != g - 1) {
+        EXPECT(0, "irrep %d: determinant %lld is of irrep %d", g, (long long)d, x + 1);
+        break;
+      }
+    }
+    sum += dims[g - 1];
+    cis_space_destroy(&s);
+  }
+  EXPECT(sum == 14400.0, "dimensions add up to %.0f, not 14400", sum);
+  in.orbsym = NULL;
+  free(in.h1e);
+  free(in.eri);
+}
+
 int main(void) {
   test_truncated(10, 3, 2, 2);
   test_truncated(10, 3, 2, 3);
@@ -351,5 +401,6 @@ int main(void) {
   test_explicit();
   test_cache_decisions();
   test_memory();
+  test_irrep();
   return cis_test_summary();
 }
