@@ -38,27 +38,44 @@ def n2(basis, r=1.098):
     return mol, mf
 
 
+def casscf(mol, mf, ncas, nelecas, ours, nstates=1, mo=None):
+    """CASSCF (state-averaged over nstates singlets) with PySCF's FCI solver or FCISolver."""
+    mc = mcscf.CASSCF(mf, ncas, nelecas)
+    mc.conv_tol = 1e-10
+    mc.conv_tol_grad = 1e-5
+    if ours:
+        mc.fcisolver = FCISolver(mol, device=DEVICE)
+    else:
+        mc.fcisolver.conv_tol = 1e-12
+    if nstates > 1:
+        # the same spin on both sides: singlets only
+        mc.fcisolver.spin = 0
+        mc.fcisolver = fci.addons.fix_spin_(mc.fcisolver, 0.5, 0) if not ours \
+            else mc.fcisolver.fix_spin_(0.5, 0)
+        mc = mcscf.state_average_(mc, [1.0 / nstates] * nstates)
+    mc.kernel(mo)
+    assert mc.converged, "CASSCF did not converge (%s)" % ("cisolve" if ours else "PySCF")
+    return mc
+
+
 def casscf_pair(mol, mf, ncas, nelecas, nstates=1):
     """PySCF's CASSCF and the same with FCISolver, from the same orbitals."""
-    out = []
-    for ours in (False, True):
-        mc = mcscf.CASSCF(mf, ncas, nelecas)
-        mc.conv_tol = 1e-10
-        mc.conv_tol_grad = 1e-5
-        if ours:
-            mc.fcisolver = FCISolver(mol, device=DEVICE)
-        else:
-            mc.fcisolver.conv_tol = 1e-12
-        if nstates > 1:
-            # the same spin on both sides: singlets only
-            mc.fcisolver.spin = 0
-            mc.fcisolver = fci.addons.fix_spin_(mc.fcisolver, 0.5, 0) if not ours \
-                else mc.fcisolver.fix_spin_(0.5, 0)
-            mc = mcscf.state_average_(mc, [1.0 / nstates] * nstates)
-        mc.kernel()
-        assert mc.converged, "CASSCF did not converge (%s)" % ("cisolve" if ours else "PySCF")
-        out.append(mc)
-    return out
+    return [casscf(mol, mf, ncas, nelecas, ours, nstates) for ours in (False, True)]
+
+
+def check_sa(what, mol, mf, ncas, nelecas, ref, ours):
+    """State-averaged CASSCF has several stationary points, and which one an optimisation
+    reaches can depend on the order of floating-point sums: PySCF's own run from the RHF
+    orbitals of N2/6-31G CAS(6,6) ends at times at -108.7942 Eh, at times (mostly) at -108.8098.
+    Where ours is the lower one, PySCF's own SA-CASSCF started from our orbitals must confirm it
+    (the same energies, converged) instead."""
+    if ours.e_average < ref.e_average - 1e-6:
+        again = casscf(mol, mf, ncas, nelecas, False, 2, mo=ours.mo_coeff)
+        print("%-58s note  PySCF's run from the RHF orbitals ended %.6f Eh higher; PySCF from "
+              "our orbitals:" % (what, ref.e_average - ours.e_average))
+        ref = again
+    check(what + " average", ours.e_average, ref.e_average, 1e-6)
+    check(what + " states", ours.e_states, ref.e_states, 1e-6)
 
 
 def rdm_checks(mol, mf, ncas, nelecas):
@@ -125,10 +142,8 @@ def main():
     for basis, ncas, nelecas in cases[:1] + (cases[2:3] if full else []):
         mol, mf = n2(basis)
         ref, ours = casscf_pair(mol, mf, ncas, nelecas, nstates=2)
-        check("N2/%s SA2-CASSCF(%d,%d) average" % (basis, nelecas, ncas), ours.e_average,
-              ref.e_average, 1e-6)
-        check("N2/%s SA2-CASSCF(%d,%d) states" % (basis, nelecas, ncas), ours.e_states,
-              ref.e_states, 1e-6)
+        check_sa("N2/%s SA2-CASSCF(%d,%d)" % (basis, nelecas, ncas), mol, mf, ncas, nelecas,
+                 ref, ours)
     mol, mf = n2("6-31g")
     rdm_checks(mol, mf, 6, 6)
     rdm_checks(mol, mf, 8, (6, 4))
