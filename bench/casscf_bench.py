@@ -27,7 +27,7 @@ CASES = {
 }
 
 
-def run(case, ours, macro, threads, device):
+def run(case, ours, macro, threads, device, breakdown=False):
     from pyscf import gto, lib, mcscf, scf
     lib.num_threads(threads)
     atoms, basis, ncas, nelecas = CASES[case]
@@ -39,12 +39,22 @@ def run(case, ours, macro, threads, device):
     if ours:
         from cisolve.pyscf import FCISolver
         mc.fcisolver = FCISolver(mol, device=device, threads=threads)
-    stamps = []
-    mc.callback = lambda env: stamps.append(time.perf_counter())
+    stamps = {}  # the callback runs in micro-iterations too: the last call of each macro-iteration
+
+    def callback(env):
+        stamps[env.get("imacro", len(stamps))] = time.perf_counter()
+    mc.callback = callback
     t0 = time.perf_counter()
     mc.kernel()
     total = time.perf_counter() - t0
+    stamps = [stamps[k] for k in sorted(stamps)]
     per = np.diff([t0] + stamps)
+    if ours and breakdown:
+        # one solve of the last integrals with the program's report: where a kernel's time goes
+        from cisolve import solve
+        h1, ecore = mc.get_h1eff()
+        solve(h1, mc.get_h2eff(), ncas, mc.nelecas, ecore=ecore, device=device, threads=threads,
+              verbose=True)
     return {"e": mc.e_tot, "converged": mc.converged, "total": total, "macro": len(stamps),
             "per_macro": per.tolist()}
 
@@ -56,10 +66,12 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--device", default="auto")
     ap.add_argument("--csv", help="append one line per side to this CSV")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="then one cisolve solve of the last integrals, with its report")
     a = ap.parse_args()
     res = {}
     for side, ours in (("pyscf", False), ("cisolve", True)):
-        r = run(a.case, ours, a.macro, a.threads, a.device)
+        r = run(a.case, ours, a.macro, a.threads, a.device, a.breakdown)
         res[side] = r
         print("%-8s E = %.10f  converged %s  %d macro-iterations  total %.2f s  per macro: "
               "first %.2f s, median %.2f s" % (side, r["e"], r["converged"], r["macro"],

@@ -43,6 +43,17 @@ static uint64_t tmp_random(void) {
   return r & 0xffffffffffffULL;
 }
 
+int cis_io_create_stdio(const char *name, void *f) {
+  int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  *(FILE **)f = fdopen(fd, "w");
+  if (*(FILE **)f) return 0;
+  int e = errno;
+  close(fd);
+  errno = e;
+  return -1;
+}
+
 cis_err cis_io_tmp_create(const char *path, cis_io_create_fn create, void *ctx, cis_io_tmp *t) {
   t->name[0] = '\0';
   /* The temporary file is renamed over PATH: never do that to a device, a pipe or a folder. */

@@ -74,6 +74,8 @@ typedef struct {
 /* Creates the file at `name`, exclusively (failing if anything is there); 0, or -1 with errno
  * (EEXIST: the name is taken, and another is tried). */
 typedef int (*cis_io_create_fn)(const char *name, void *ctx);
+/* A cis_io_create_fn for text files: ctx is a FILE ** opened for writing on the new file. */
+int cis_io_create_stdio(const char *name, void *ctx);
 /* PATH must be new or a regular file (CIS_ERR_USAGE otherwise: never replace a device). */
 cis_err cis_io_tmp_create(const char *path, cis_io_create_fn create, void *ctx, cis_io_tmp *t);
 /* The file written and closed: fsync it, rename it over PATH, sync the folder. */

@@ -38,18 +38,6 @@ cis_err cis_molden_check_header(const char *path, const char *name, const char *
   return CIS_OK;
 }
 
-/* Exclusive creation (never an existing file, never through a symbolic link). */
-static int molden_create(const char *name, void *f) {
-  int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return -1;
-  *(FILE **)f = fdopen(fd, "w");
-  if (*(FILE **)f) return 0;
-  int e = errno;
-  close(fd);
-  errno = e;
-  return -1;
-}
-
 static void molden_body(FILE *f, const char *header, int nao, int nmo, const double *coef,
                         const double *occ) {
   size_t n = strlen(header);
@@ -69,7 +57,7 @@ cis_err cis_molden_write(const char *path, const char *header, int nao, int nmo,
   CIS_CLEANUP_FUNCTION;
   cis_io_tmp tmp = {{0}};
   FILE *f = NULL;
-  CIS_TRY(cis_io_tmp_create(path, molden_create, &f, &tmp));
+  CIS_TRY(cis_io_tmp_create(path, cis_io_create_stdio, &f, &tmp));
   molden_body(f, header, nao, nmo, coef, occ);
   if (ferror(f) || fflush(f) != 0)
     CIS_FAIL(CIS_ERR_IO, "cannot write %s: %s", tmp.name, strerror(errno));

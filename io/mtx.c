@@ -339,24 +339,12 @@ cleanup:
   return err;
 }
 
-/* Exclusive creation (never an existing file, never through a symbolic link). */
-static int mtx_create(const char *name, void *f) {
-  int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return -1;
-  *(FILE **)f = fdopen(fd, "w");
-  if (*(FILE **)f) return 0;
-  int e = errno;
-  close(fd);
-  errno = e;
-  return -1;
-}
-
 cis_err cis_mtx_write(const char *path, const cis_io_matrix *m) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   cis_io_tmp tmp = {{0}};
   FILE *f = NULL;
-  CIS_TRY(cis_io_tmp_create(path, mtx_create, &f, &tmp));
+  CIS_TRY(cis_io_tmp_create(path, cis_io_create_stdio, &f, &tmp));
   CIS_TRY(mtx_body(f, tmp.name, m));
   int rc = fclose(f);
   f = NULL;
