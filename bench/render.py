@@ -267,6 +267,41 @@ def render_rowgen():
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
+def render_casscf():
+    rows = device_order(load("casscf.csv"))
+    body = [[r["device"], r["case"], r["side"], r["backend"], r["energy"], r["macro"],
+             r["median_macro_s"], r["total_s"]] for r in rows]
+    out = table([("device", 0), ("case", 0), ("FCI solver", 0), ("on", 0), ("energy (Eh)", 1),
+                 ("macro-iterations", 1), ("a macro-iteration (s, median)", 1),
+                 ("total (s)", 1)], body)
+    for dev in sorted({r["device"] for r in rows}):
+        p = [r for r in rows if r["device"] == dev and r["side"].startswith("PySCF")]
+        c = [r for r in rows if r["device"] == dev and r["side"].startswith("cisolve")]
+        if p and c:
+            out += ["", "%s: PySCF's time over cisolve's, in all %s, a macro-iteration %s." % (
+                dev, ratio(p[0]["total_s"], c[0]["total_s"]),
+                ratio(p[0]["median_macro_s"], c[0]["median_macro_s"]))]
+    return out + ["", "Runs:", ""] + runs_list(rows)
+
+
+def render_rdm():
+    rows = device_order(load("rdm.csv"))
+    body = [[r["device"], r["case"], r["side"], r["threads"], r["seconds"], r["max_diff"]]
+            for r in rows]
+    out = table([("device", 0), ("vector", 0), ("computed by", 0), ("threads", 1),
+                 ("seconds (best of 3)", 1), ("largest difference", 1)], body)
+    return out + ["", "Runs:", ""] + runs_list(rows)
+
+
+def render_irrep():
+    rows = device_order(load("irrep.csv"))
+    body = [[r["device"], r["case"], r["side"], r["backend"], r["ndet"], r["energy"],
+             r["seconds"]] for r in rows]
+    out = table([("device", 0), ("case", 0), ("solver", 0), ("on", 0), ("determinants", 1),
+                 ("energy (Eh)", 1), ("seconds", 1)], body)
+    return out + ["", "Runs:", ""] + runs_list(rows)
+
+
 def render_plots():
     return ["![Speed-up of cisolve's product over the best cuSPARSE CSR product, by matrix size]"
             "(img/bench_spmv_speedup.png)",
