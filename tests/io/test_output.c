@@ -29,6 +29,7 @@ int cis_space_nwords(const cis_space *s) { return (void)s, 1; }
 int cis_space_nalpha(const cis_space *s) { return (void)s, 1; }
 int cis_space_nbeta(const cis_space *s) { return (void)s, 1; }
 const char *cis_space_describe(const cis_space *s) { return (void)s, "test space"; }
+int cis_space_irrep(const cis_space *s) { return (void)s, 0; }
 const uint64_t *cis_space_alpha(const cis_space *s, int64_t i) { return &s->a[i]; }
 const uint64_t *cis_space_beta(const cis_space *s, int64_t i) { return &s->b[i]; }
 
