@@ -182,8 +182,14 @@ class FCISolver(lib.StreamObject):
         if nroots is None:
             nroots = self.nroots
         log = logger.new_logger(self, verbose)
-        if wfnsym not in (None, 0, "A", "A1", "A1g", "Ag"):
-            raise NotImplementedError("cisolve.pyscf: wfnsym (a target irrep) is not supported")
+        if wfnsym is None:
+            wfnsym = self.wfnsym
+        if wfnsym is not None:
+            # solving without the restriction could return a state of another irrep
+            raise NotImplementedError(
+                "cisolve.pyscf: a target irrep (wfnsym %r, which PySCF sets for a molecule built "
+                "with symmetry) is not supported yet: build the molecule with symmetry=False"
+                % (wfnsym,))
         na, nb = _unpack_nelec(nelec, self.spin)
         self.norb, self.nelec = norb, (na, nb)
         if isinstance(h1e, (tuple, list)) or np.asarray(h1e).ndim != 2:
