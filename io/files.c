@@ -116,6 +116,16 @@ cis_err cis_io_tmp_commit(cis_io_tmp *t, const char *path) {
   return CIS_OK;
 }
 
+cis_err cis_io_tmp_commit_stdio(FILE **f, cis_io_tmp *t, const char *path) {
+  int bad = ferror(*f) || fflush(*f) != 0;
+  int e = errno;
+  int rc = fclose(*f);
+  *f = NULL;
+  CIS_CHECK(!bad, CIS_ERR_IO, "cannot write %s: %s", t->name, strerror(e));
+  CIS_CHECK(rc == 0, CIS_ERR_IO, "cannot close %s: %s", t->name, strerror(errno));
+  return cis_io_tmp_commit(t, path);
+}
+
 void cis_io_tmp_discard(cis_io_tmp *t) {
   if (t->name[0]) unlink(t->name);
   t->name[0] = '\0';

@@ -80,6 +80,10 @@ int cis_io_create_stdio(const char *name, void *ctx);
 cis_err cis_io_tmp_create(const char *path, cis_io_create_fn create, void *ctx, cis_io_tmp *t);
 /* The file written and closed: fsync it, rename it over PATH, sync the folder. */
 cis_err cis_io_tmp_commit(cis_io_tmp *t, const char *path);
+/* A text file written through *f (cis_io_create_stdio): flushed, closed (*f = NULL, also on an
+ * error) and committed to path; CIS_ERR_IO naming the temporary file where a write or the close
+ * failed. */
+cis_err cis_io_tmp_commit_stdio(FILE **f, cis_io_tmp *t, const char *path);
 /* After a failure: remove the temporary file (nothing when there is none). */
 void cis_io_tmp_discard(cis_io_tmp *t);
 

@@ -59,12 +59,7 @@ cis_err cis_molden_write(const char *path, const char *header, int nao, int nmo,
   FILE *f = NULL;
   CIS_TRY(cis_io_tmp_create(path, cis_io_create_stdio, &f, &tmp));
   molden_body(f, header, nao, nmo, coef, occ);
-  if (ferror(f) || fflush(f) != 0)
-    CIS_FAIL(CIS_ERR_IO, "cannot write %s: %s", tmp.name, strerror(errno));
-  int rc = fclose(f);
-  f = NULL;
-  if (rc != 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s: %s", tmp.name, strerror(errno));
-  CIS_TRY(cis_io_tmp_commit(&tmp, path));
+  CIS_TRY(cis_io_tmp_commit_stdio(&f, &tmp, path));
 cleanup:
   if (f) fclose(f);
   if (err != CIS_OK) cis_io_tmp_discard(&tmp);

@@ -346,10 +346,7 @@ cis_err cis_mtx_write(const char *path, const cis_io_matrix *m) {
   FILE *f = NULL;
   CIS_TRY(cis_io_tmp_create(path, cis_io_create_stdio, &f, &tmp));
   CIS_TRY(mtx_body(f, tmp.name, m));
-  int rc = fclose(f);
-  f = NULL;
-  if (rc != 0) CIS_FAIL(CIS_ERR_IO, "cannot close %s: %s", tmp.name, strerror(errno));
-  CIS_TRY(cis_io_tmp_commit(&tmp, path));
+  CIS_TRY(cis_io_tmp_commit_stdio(&f, &tmp, path));
 cleanup:
   if (f) fclose(f);
   if (err != CIS_OK) cis_io_tmp_discard(&tmp);
