@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tests/tools/expect.h"
+#include "tests/tools/random_ints.h"
 #include "base/util.h"
 #include "hamiltonian/hmat.h"
 
@@ -28,20 +29,6 @@ static int64_t truncated_count(int norb, int na, int nb, int L) {
     for (int lb = 0; lb <= L - la; lb++)
       c += binom(na, la) * binom(norb - na, la) * binom(nb, lb) * binom(norb - nb, lb);
   return (int64_t)llround(c);
-}
-
-static void random_ints(cis_integrals *in, int norb, int na, int nb, unsigned seed) {
-  srand(seed);
-  memset(in, 0, sizeof *in);
-  in->norb = norb;
-  in->nalpha = na;
-  in->nbeta = nb;
-  in->h1e = calloc((size_t)norb * norb, sizeof(double));
-  in->eri = calloc((size_t)cis_eri_size(norb), sizeof(double));
-  for (int p = 0; p < norb; p++)
-    for (int q = 0; q <= p; q++)
-      in->h1e[p * norb + q] = in->h1e[q * norb + p] = (p == q ? p : 0.1 * rand() / RAND_MAX);
-  for (int64_t i = 0; i < cis_eri_size(norb); i++) in->eri[i] = 0.05 * rand() / RAND_MAX;
 }
 
 static int level_of(const uint64_t *a, const uint64_t *b, const uint64_t *ra, const uint64_t *rb,

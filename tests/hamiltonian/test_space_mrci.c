@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tests/tools/expect.h"
+#include "tests/tools/random_ints.h"
 #include "base/util.h"
 #include "hamiltonian/orbitals.h"
 #include "hamiltonian/space.h"
@@ -43,20 +44,6 @@ static int64_t mrci_cas_count(int norb, int na, int nb, int ne, int no, int N) {
       c += cas_level_count(ncore, no, nv, na, na - ncore, i) *
            cas_level_count(ncore, no, nv, nb, nb - ncore, j);
   return (int64_t)llround(c);
-}
-
-static void random_ints(cis_integrals *in, int norb, int na, int nb, unsigned seed) {
-  srand(seed);
-  memset(in, 0, sizeof *in);
-  in->norb = norb;
-  in->nalpha = na;
-  in->nbeta = nb;
-  in->h1e = calloc((size_t)norb * norb, sizeof(double));
-  in->eri = calloc((size_t)cis_eri_size(norb), sizeof(double));
-  for (int p = 0; p < norb; p++)
-    for (int q = 0; q <= p; q++)
-      in->h1e[p * norb + q] = in->h1e[q * norb + p] = (p == q ? p : 0.1 * rand() / RAND_MAX);
-  for (int64_t i = 0; i < cis_eri_size(norb); i++) in->eri[i] = 0.05 * rand() / RAND_MAX;
 }
 
 static void free_ints(cis_integrals *in) {
