@@ -28,6 +28,7 @@
 #include "app/output.h"
 #include "app/report.h"
 #include "kernels/backend.h"
+#include "kernels/comm.h"
 #include "kernels/operator.h"
 #include "solver/eigs.h"
 #include "spmv/hyb_op.h"
@@ -90,6 +91,17 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
   return CIS_OK;
 }
 
+/* Several ranks: each takes its node's GPU of its rank (unless --device gpu:N names one), and
+ * what needs the whole matrix in one process is refused. */
+static cis_err ranks_options(cis_options *o) {
+  if (cis_comm_size() == 1) return CIS_OK;
+  CIS_CHECK(!o->export_matrix[0], CIS_ERR_USAGE,
+            "--export-matrix needs the whole matrix in one process: run it without mpirun/srun");
+  int ngpu = o->device == CIS_DEVICE_CPU ? 0 : cis_backend_cuda_device_count();
+  if (o->device_index < 0 && ngpu > 0) o->device_index = cis_comm_local_rank() % ngpu;
+  return CIS_OK;
+}
+
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -116,7 +128,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
     CIS_TRY(cis_input_read(opt.input, &prob));
     CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
     CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob, &target));
-    CIS_TRY(cis_h5input_write(opt.write_input, &prob));
+    if (cis_comm_rank() == 0) CIS_TRY(cis_h5input_write(opt.write_input, &prob));
     goto cleanup;
   }
   /* Paths come from the command line alone: every file is checked before any work. */
@@ -136,6 +148,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   }
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   CIS_TRY(cis_irrep_all_paths(&opt));
+  CIS_TRY(ranks_options(&opt));
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob, &target));
@@ -225,11 +238,11 @@ static cis_err run(int argc, char **argv, int *exit_code) {
                     .version = CISOLVE_VERSION, .device_desc = pl.be->desc};
   if (cis_files_output_discarded(&opt)) {
     if (!opt.quiet) printf("results          not written (--output /dev/null)\n");
-  } else {
+  } else if (cis_comm_rank() == 0) { /* one rank writes */
     CIS_TRY(cis_output_write_analysis(opt.output, &out, &pl.an));
     if (!opt.quiet) printf("results          %s\n", opt.output);
   }
-  if (opt.molden_set)
+  if (opt.molden_set && cis_comm_rank() == 0)
     CIS_TRY(cis_analysis_write_molden(&opt, &prob.orbitals, pl.res.nroots, &pl.an));
   *exit_code = pl.res.all_converged ? CIS_EXIT_OK : CIS_EXIT_NOT_CONVERGED;
 
@@ -250,14 +263,19 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
   cis_err e = cis_blas_prepare(argv);
+  if (e == CIS_OK) e = cis_comm_init(&argc, &argv);
   if (e == CIS_OK)
     e = cis_irrep_all_asked(argc, argv) ? cis_irrep_all(argc, argv, run, &exit_code)
                                         : run(argc, argv, &exit_code);
   else exit_code = cis_exit_code(e);
   if (e != CIS_OK) {
     fflush(stdout);
+    fputs(cis_comm_prefix(), stderr);
     cis_error_print(verbose);
     if (e == CIS_ERR_USAGE) fprintf(stderr, "(see cisolve --help)\n");
+    /* the other ranks may be waiting for this one: the job ends here, with this code */
+    cis_comm_abort(exit_code);
   }
+  cis_comm_finalize();
   return exit_code;
 }

@@ -121,6 +121,8 @@ void cis_options_print_help(void) {
       "file with an explicit symmetric matrix; the format is detected from the content.\n"
       "Options stored in input.h5 apply unless given here; file paths (--output,\n"
       "--checkpoint, --export-matrix, --restart, --molden) come from the command line only.\n"
+      "Under mpirun or srun the rows are split over the ranks, one GPU each\n"
+      "(docs/parallel.md).\n"
       "\noptions:\n");
   for (int i = 0; i < NOPTS; i++) {
     char lhs[64];

@@ -8,6 +8,7 @@
 
 #include "app/spaces.h"
 #include "base/util.h"
+#include "kernels/comm.h"
 #include "spmv/hyb_op.h"
 
 void cis_pipeline_init(cis_pipeline *pl) { memset(pl, 0, sizeof *pl); }
@@ -21,6 +22,7 @@ void cis_pipeline_free_solve(cis_pipeline *pl) {
   cis_operator_destroy(&pl->op);
   cis_backend_destroy(&pl->be);
   cis_hmat_destroy(&pl->h);
+  cis_free(&pl->bounds);
   cis_space *space = pl->space;
   memset(pl, 0, sizeof *pl);
   pl->space = space;
@@ -83,6 +85,32 @@ cis_err cis_pipeline_space(cis_pipeline *pl, const cis_options *o, const cis_pro
   return CIS_OK;
 }
 
+/* Several ranks: the rows split (rank 0's split, which every rank takes), and for a CI matrix
+ * the build told to generate this rank's alone. */
+static cis_err split_ci(cis_pipeline *pl, const cis_problem *p, cis_hmat_opts *hopt) {
+  int P = cis_comm_size(), me = cis_comm_rank();
+  CIS_CALL(cis_malloc(&pl->bounds, (size_t)P + 1, sizeof *pl->bounds, "rows split"));
+  int64_t block_rows = 0;
+  if (me == 0)
+    CIS_CALL(cis_hmat_split_ci(&p->ints, pl->space, hopt, P, pl->bounds, &block_rows));
+  CIS_CALL(cis_comm_bcast(pl->bounds, (int64_t)sizeof *pl->bounds * (P + 1), 0));
+  CIS_CALL(cis_comm_bcast(&block_rows, (int64_t)sizeof block_rows, 0));
+  hopt->block_rows = block_rows;
+  hopt->row_begin = pl->bounds[me];
+  hopt->row_end = pl->bounds[me + 1];
+  hopt->rows_split = 1;
+  return CIS_OK;
+}
+
+/* Several ranks, an explicit matrix (built whole, it is cheap): reduced to this rank's rows. */
+static cis_err split_built(cis_pipeline *pl) {
+  int P = cis_comm_size(), me = cis_comm_rank();
+  CIS_CALL(cis_malloc(&pl->bounds, (size_t)P + 1, sizeof *pl->bounds, "rows split"));
+  if (me == 0) cis_hmat_split_built(pl->h, P, pl->bounds);
+  CIS_CALL(cis_comm_bcast(pl->bounds, (int64_t)sizeof *pl->bounds * (P + 1), 0));
+  return cis_hmat_keep_rows(pl->h, pl->bounds[me], pl->bounds[me + 1], &pl->nnz_local);
+}
+
 cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const cis_problem *p,
                                  cis_progress *progress) {
   cis_hmat_opts hopt;
@@ -94,6 +122,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;
+    if (cis_comm_size() > 1) CIS_CALL(split_ci(pl, p, &hopt));
     if (pl->dec.pool_bytes > 0) {
       if (cis_hyb_cuda_op_pool_create(o->device_index, pl->dec.pool_bytes, &pl->pool) == CIS_OK)
         hopt.sink = pl->pool;
@@ -104,6 +133,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     CIS_CALL(cis_hmat_build_ci_penalty(&p->ints, pl->space, &hopt, pl->spin_shift, pl->spin_s2,
                                        &pl->h));
     pl->t_hmat = cis_wtime() - t0;
+    pl->nnz_local = pl->h->hyb.ell.nnz + pl->h->hyb.nnz_exp;
   } else {
     cis_plan_decide(o, p->matrix.n, 0, &pl->dec);
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
@@ -111,6 +141,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     hopt.progress = progress;
     double t0 = cis_wtime();
     CIS_CALL(cis_hmat_build_csr(&p->matrix, &hopt, &pl->h));
+    if (cis_comm_size() > 1) CIS_CALL(split_built(pl));
     pl->t_hmat = cis_wtime() - t0;
   }
   CIS_CALL(cis_plan_check_nroots(o, pl->h->n));
@@ -166,6 +197,13 @@ cis_err cis_pipeline_backend(cis_pipeline *pl, const cis_options *o) {
   pl->t_device = cis_wtime() - t0;
   t0 = cis_wtime();
   CIS_CALL(make_operator(o, pl->h, pl->be, pl->dec.device_vectors, &pl->op));
+  if (pl->bounds) { /* several ranks: each product gathers the rows from their owners */
+    cis_operator *local = pl->op;
+    pl->op = NULL;
+    cis_err e = cis_dist_op_create(&local, pl->bounds, pl->nnz_local, &pl->op);
+    cis_operator_destroy(&local);
+    CIS_CALL(e);
+  }
   pl->t_upload = cis_wtime() - t0;
   return CIS_OK;
 }

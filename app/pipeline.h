@@ -49,6 +49,10 @@ typedef struct {
   cis_analysis an;
   cis_analysis_buf abuf;
   double t_space, t_hmat, t_device, t_upload; /* seconds the steps took */
+  /* A run of several ranks (kernels/comm.h): the rows each holds (ranks + 1 bounds, rank 0's
+   * split) and this rank's nonzeros; NULL with one process. */
+  int64_t *bounds;
+  int64_t nnz_local;
 } cis_pipeline;
 
 void cis_pipeline_init(cis_pipeline *pl);
@@ -69,7 +73,8 @@ cis_err cis_pipeline_spin_penalty(const cis_options *o, const cis_problem *p, do
  * nothing for an explicit matrix. */
 cis_err cis_pipeline_space(cis_pipeline *pl, const cis_options *o, const cis_problem *p);
 /* The plan's decisions, the spin penalty, the Hamiltonian (the space built first when it is
- * not), and the check that --nroots fits the space. `progress` (may be NULL) follows the build. */
+ * not), and the check that --nroots fits the space. With several ranks, each builds only its
+ * rows (pl->bounds). `progress` (may be NULL) follows the build. */
 cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const cis_problem *p,
                                  cis_progress *progress);
 /* The backend for --device (auto: a usable GPU, else the CPU, saying why unless quiet) and the

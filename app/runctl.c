@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app/runctl.h"
+#include "kernels/comm.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +80,13 @@ int cis_runctl_iter(void *ctx, int iter, int k, const double *evals, const doubl
     rc->stopping = 1;
     act |= CIS_ITER_SAVE | CIS_ITER_STOP;
   }
+  /* several ranks act as one: a checkpoint or a stop asked on any (a signal, a clock) is done
+   * by all */
+  act = cis_comm_or(act);
+  if ((act & CIS_ITER_STOP) && !rc->stopping) {
+    rc->stopping = 1;
+    snprintf(rc->why, sizeof rc->why, "another rank of the run was asked to stop");
+  }
   rc->last_act = act;
   return act;
 }
@@ -88,6 +96,10 @@ int cis_runctl_poll(void *ctx) {
   if (!rc->stopping &&
       cis_stop_requested(1.5 * rc->iter_secs + 1.0, rc->why, sizeof rc->why))
     rc->stopping = 1;
+  if (cis_comm_or(rc->stopping) && !rc->stopping) {
+    rc->stopping = 1;
+    snprintf(rc->why, sizeof rc->why, "another rank of the run was asked to stop");
+  }
   return rc->stopping;
 }
 
@@ -115,7 +127,7 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
       .hist_rnorm = rc->hist_r,
       .t_elapsed = rc->t_before + (t0 - rc->t_solve_start),
   };
-  CIS_CALL(cis_ckpt_write(rc->opt->checkpoint, &c));
+  if (cis_comm_rank() == 0) CIS_CALL(cis_ckpt_write(rc->opt->checkpoint, &c)); /* one writes */
   double dt = cis_wtime() - t0;
   rc->rep->t_ckpt += dt;
   rc->ckpt_secs = rc->ckpt_secs > dt ? rc->ckpt_secs : dt;
@@ -147,9 +159,13 @@ void cis_runctl_report_stop(const cis_runctl *rc, int iter, int argc, char **arg
 int cis_runctl_stop_before_solver(const cis_options *o, const char *doing, int argc,
                                   char **argv) {
   int sig = cis_signal_pending();
-  if (!sig) return 0;
-  printf("\nstopped          received %s while %s, before the solver started: ",
-         cis_signal_name(sig), doing);
+  if (!cis_comm_or(sig != 0)) return 0; /* several ranks stop together */
+  if (sig)
+    printf("\nstopped          received %s while %s, before the solver started: ",
+           cis_signal_name(sig), doing);
+  else
+    printf("\nstopped          another rank of the run received a signal while %s, before the "
+           "solver started: ", doing);
   if (o->restart_set)
     printf("the checkpoint %s is as it was\n", cis_files_restart_path(o));
   else

@@ -108,11 +108,15 @@ typedef struct {
   int64_t n, cap;
 } ref_buf;
 
+#define HELD_FOREIGN 3
+
 typedef struct {
   const cis_rowgen *g;
   cis_hyb *hy;
   ref_buf *ref;        /* nblocks: Reference entries of each block's rows, in row order */
-  unsigned char *held; /* nblocks: counted against the budget: 1 being copied out, 2 copied */
+  unsigned char *held; /* nblocks: counted against the budget: 1 being copied out, 2 copied;
+                          HELD_FOREIGN: another rank's rows, stored empty, never given up */
+  int64_t b0, b1;      /* the blocks of this process's rows (opts->row_begin, row_end) */
   int64_t *nnz;        /* nblocks: Expansion entries */
   int64_t budget, used, first_refused;
   cis_census *census;  /* NULL, or counts each block as it is generated */
@@ -218,7 +222,8 @@ static int budget_claim(build_state *st, int64_t b) {
   int64_t bytes = bytes_of(st, b);
   if (b > st->first_refused) return 0;
   for (int64_t x = st->hy->nblocks - 1; x > b && st->used + bytes > st->budget; x--)
-    if (st->held[x]) { /* one still being copied is freed by its thread */
+    if (st->held[x] && st->held[x] != HELD_FOREIGN) { /* one still being copied is freed by its
+                                                          thread */
       if (st->held[x] == 2) cis_csr_block_free(&st->hy->blocks[x]);
       st->held[x] = 0;
       st->used -= bytes_of(st, x);
@@ -255,6 +260,22 @@ static cis_err keep_block(build_state *st, int64_t b, const cis_csr_block *src) 
   return CIS_OK;
 }
 
+/* Block b of another rank's rows: stored empty (cached, no entries), so that no product and
+ * no upload generates it; the census and the sink see it as such. */
+static cis_err foreign_block(build_state *st, int64_t b) {
+  cis_csr_block *blk = &st->hy->blocks[b];
+  CIS_CALL(cis_csr_block_reserve(blk, blk->nrows, 1));
+  memset(blk->rowptr, 0, sizeof(int64_t) * (size_t)(blk->nrows + 1));
+  blk->nnz = 0;
+  st->held[b] = HELD_FOREIGN;
+  st->nnz[b] = 0;
+  if (st->sink)
+    st->sink->block(st->sink, b, blk);
+  else if (st->census)
+    cis_census_block(st->census, b, blk);
+  return CIS_OK;
+}
+
 static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *generated) {
   int fail = 0;
   int64_t total = 0, nexp = 0, rows_done = 0, n = st->hy->n;
@@ -271,6 +292,10 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
 #pragma omp atomic read
       seen = fail;
       if (!ok || seen) continue;
+      if (b < st->b0 || b >= st->b1) {
+        ok = foreign_block(st, b) == CIS_OK;
+        continue;
+      }
       ok = gen_block(st, b, &buf, &out, &total) == CIS_OK;
       if (ok && st->census) {
         out.row0 = st->hy->blocks[b].row0;
@@ -307,13 +332,18 @@ static cis_err gen_all(build_state *st, int nt, int64_t *exp_nnz, int64_t *gener
   return CIS_OK;
 }
 
-/* Keep the longest run of held blocks from the first; free the rest. */
+/* Keep the longest run of held blocks from the first of this process's; free the rest (another
+ * rank's blocks, empty, stay). */
 static void settle_blocks(cis_hmat *h, const build_state *st) {
   cis_hyb *hy = &h->hyb;
   int64_t used = 0, stream = 0, run = 1;
   hy->ncached = 0;
   for (int64_t b = 0; b < hy->nblocks; b++) {
     cis_csr_block *blk = &hy->blocks[b];
+    if (st->held[b] == HELD_FOREIGN) {
+      hy->ncached++;
+      continue;
+    }
     run = run && st->held[b];
     if (run) {
       used += bytes_of(st, b);
@@ -322,7 +352,8 @@ static void settle_blocks(cis_hmat *h, const build_state *st) {
       cis_csr_block_free(blk);
     }
   }
-  for (int64_t b = hy->ncached; b < hy->nblocks; b++) stream += bytes_of(st, b);
+  for (int64_t b = 0; b < hy->nblocks; b++)
+    if (!cis_csr_block_cached(&hy->blocks[b])) stream += bytes_of(st, b);
   h->stats.cached_bytes = used;
   h->stats.streamed_bytes_per_matvec = stream;
 }
@@ -379,6 +410,8 @@ static int64_t ell_estimate(int64_t n, double ref_per_row) {
 cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
                            cis_hmat_ci_decision *d) {
   int64_t n = g->space->ndet;
+  /* the budgets count the rows this process stores */
+  int64_t nloc = opts && opts->rows_split ? opts->row_end - opts->row_begin : n;
   int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
   CIS_CALL(cis_hmat_sample_rows(g, CIS_BUILD_SAMPLE, nt, &d->ref_row, &d->exp_row, NULL, NULL,
                                 NULL));
@@ -387,9 +420,9 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
                       : cis_hmat_auto_block_rows(n, (int64_t)(d->exp_row * (double)n), nt);
   d->nblocks = (n + d->block_rows - 1) / d->block_rows;
   /* The ELL is sized only after the pass: the default budget uses the sampled estimate. */
-  d->ell_est = ell_estimate(n, d->ref_row);
+  d->ell_est = ell_estimate(nloc, d->ref_row);
   d->budget = cis_hmat_resolve_budget(opts, n, d->ell_est);
-  int64_t exp_bytes = cis_hmat_block_bytes(n, (int64_t)(d->exp_row * (double)n));
+  int64_t exp_bytes = cis_hmat_block_bytes(nloc, (int64_t)(d->exp_row * (double)nloc));
   d->cache_none = opts && opts->cache_none_within > 0 && exp_bytes <= opts->cache_none_within;
   if (d->cache_none) d->budget = 0;
   return CIS_OK;
@@ -409,7 +442,20 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
   h->stats.budget = dec.budget;
   st.budget = h->stats.budget;
   st.first_refused = h->hyb.nblocks;
-  CIS_TRY(cis_malloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
+  st.b0 = 0;
+  st.b1 = h->hyb.nblocks;
+  if (opts && opts->rows_split) {
+    if (!((opts->row_begin % dec.block_rows == 0 || opts->row_begin == n) &&
+          (opts->row_end % dec.block_rows == 0 || opts->row_end == n) &&
+          opts->row_begin <= opts->row_end && opts->row_end <= n))
+      CIS_FAIL(CIS_ERR_INTERNAL, "rows [%lld, %lld) of %lld are not whole blocks of %lld",
+              (long long)opts->row_begin, (long long)opts->row_end, (long long)n,
+              (long long)dec.block_rows);
+    st.b0 = opts->row_begin / dec.block_rows;
+    st.b1 = opts->row_end > opts->row_begin ? (opts->row_end + dec.block_rows - 1) / dec.block_rows
+                                            : st.b0; /* a rank with no rows */
+  }
+  CIS_TRY(cis_calloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
   e->boundary = h->nref;
   CIS_TRY(cis_calloc(&st.ref, (size_t)h->hyb.nblocks, sizeof(ref_buf), "Reference entries"));
   CIS_TRY(cis_calloc(&st.held, (size_t)h->hyb.nblocks, 1, "block flags"));
@@ -452,6 +498,21 @@ cleanup:
   return err;
 }
 
+/* The preconditioner's block generated row by row (a rank whose ELL rows do not hold it). */
+static cis_err hpp_from_rows(cis_hmat *h, const cis_rowgen *g) {
+  int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
+  CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
+  cis_rowbuf b;
+  CIS_CALL(cis_rowbuf_init(g, &b));
+  for (int64_t i = 0; i < m; i++) {
+    int64_t len = cis_rowgen_row(g, i, 0, &b);
+    for (int64_t t = 0; t < len; t++)
+      if (b.col[t] < m) h->hpp[i + b.col[t] * m] = b.out[t];
+  }
+  cis_rowbuf_free(&b);
+  return CIS_OK;
+}
+
 cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
                           const cis_hmat_opts *opts, cis_hmat **out) {
   return cis_hmat_build_ci_penalty(ints, space, opts, 0.0, 0.0, out);
@@ -483,7 +544,10 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
     h->hyb.regen_ctx = im->rg;
     h->hyb.regen_apply = cis_rowgen_apply;
   }
-  CIS_TRY(cis_hmat_make_hpp(h));
+  if (opts && opts->rows_split)
+    CIS_TRY(hpp_from_rows(h, im->rg)); /* the block is whole on every rank */
+  else
+    CIS_TRY(cis_hmat_make_hpp(h));
   CIS_TRY(ref_symmetry_ci(h, space));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
   memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);

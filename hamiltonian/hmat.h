@@ -42,6 +42,13 @@ typedef struct {
                          hyb.sink keeps it for the store */
   cis_progress *progress; /* optional: told how the pass over the rows advances (CI matrices),
                          and kept in hyb.progress for later passes */
+  int rows_split;      /* CI matrices, with row_begin, row_end: the rows [row_begin, row_end)
+                         this process multiplies, a rank of several (kernels/comm.h), as
+                         cis_hmat_split_ci gave them (whole Expansion blocks: block_rows must be
+                         the split's; the range may be empty); the other rows are neither
+                         generated nor stored (empty blocks, ELL rows of no entries) and the
+                         budgets count only these. 0: every row. */
+  int64_t row_begin, row_end;
 } cis_hmat_opts;
 
 typedef struct {
@@ -138,6 +145,20 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
                          cis_hmat_plan *out);
 /* The plan of cis_hmat_build_csr. */
 cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_plan *out);
+
+/* The rows of a run of `parts` ranks: bounds[0..parts], contiguous ranges of whole Expansion
+ * blocks with about equal nonzeros. A CI matrix is split before it is built, by the entries of
+ * rows sampled in every block (*block_rows: the blocks the build must use, opts->block_rows or
+ * the build's own choice); a built matrix by its entries. Deterministic: every rank computes the
+ * same split (the driver takes rank 0's all the same). */
+cis_err cis_hmat_split_ci(const cis_integrals *ints, const cis_space *space,
+                          const cis_hmat_opts *opts, int parts, int64_t *bounds,
+                          int64_t *block_rows);
+void cis_hmat_split_built(const cis_hmat *h, int parts, int64_t *bounds);
+/* A built matrix reduced to rows [r0, r1) (whole blocks, as cis_hmat_split_built gave them):
+ * the other rows' entries are freed and they multiply to nothing; the diagonal and the
+ * preconditioner's block stay whole. The nonzeros kept: *nnz. */
+cis_err cis_hmat_keep_rows(cis_hmat *h, int64_t r0, int64_t r1, int64_t *nnz);
 
 /* The whole matrix (our order) as CSR, both triangles, rows sorted (for tests). Allocates
  * *out's arrays. */

@@ -9,6 +9,7 @@
  *   spmv/hyb_cuda_op.cu the same matrix uploaded to a CUDA device (spmv/hyb_cuda.h)
  *   kernels/dense_op.c  a dense host matrix, products with the backend's gemm (tests)
  *   hamiltonian/hmat_op.c every row generated again in every product (matrix-free, CPU)
+ *   kernels/dist_op.c   rows split over MPI ranks: another operator's rows, gathered
  * Adding one means a file that fills a cis_operator_ops and calls cis_operator_new; neither
  * solver/ nor the backends change (docs/solvers.md).
  *
@@ -81,5 +82,12 @@ void cis_operator_destroy(cis_operator **op);
  * nref x nref block taken from A and owned by the operator. For tests and small problems. */
 cis_err cis_dense_op_create(cis_backend *be, int64_t n, const double *A, int64_t nref,
                             cis_operator **out);
+
+/* The operator of a run of several ranks (kernels/comm.h, kernels/dist_op.c): *local
+ * multiplies this rank's rows, bounds[r] .. bounds[r+1] (ranks + 1 entries, the same on every
+ * rank; the other rows of its products are ignored), holding nnz_local nonzeros; its products
+ * are gathered so that every rank gets all of H X. Takes *local (left NULL). Collective. */
+cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t nnz_local,
+                           cis_operator **out);
 
 #endif

@@ -3,7 +3,9 @@
 # Needs root or sudo for apt-get. The CUDA toolkit is optional: when nvcc is on the PATH
 # (or CMAKE_CUDA_COMPILER is set), CMake builds the GPU backend too.
 set -euo pipefail
-pkgs=(build-essential cmake libhdf5-dev libopenblas-dev liblapacke-dev python3)
+# Open MPI: `mpirun -np P cisolve` (docs/parallel.md) and its tests; a build without it runs one
+# process.
+pkgs=(build-essential cmake libhdf5-dev libopenblas-dev liblapacke-dev libopenmpi-dev openmpi-bin python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

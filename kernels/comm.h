@@ -1,0 +1,52 @@
+/* cisolve: the processes of one run (MPI ranks) and what passes between them. A run started by
+ * a launcher (mpirun, mpiexec, srun) is P ranks; anything else is one process, and MPI is not
+ * started at all (a single process needs no launcher, and the C API never starts it). Built
+ * without MPI (CISOLVE_ENABLE_MPI=OFF), every run is one process.
+ *
+ * How a run is split (docs/parallel.md): every rank holds the whole determinant space and the
+ * solver's vectors, and runs the same solver on the same numbers; the rows of H are split by
+ * nonzeros, each rank builds and multiplies its own rows (kernels/dist_op.c), and each product
+ * ends with the rows gathered from their owners, so that every rank continues with the same
+ * H X. Decisions that depend on a clock or a signal are agreed (cis_comm_or) and files are
+ * written by rank 0 alone.
+ *
+ * Every call below is collective (all ranks call it, in the same order) unless it says not;
+ * with one process they do nothing and return at once. */
+#ifndef CIS_COMM_H
+#define CIS_COMM_H
+
+#include <stdint.h>
+
+#include "base/error.h"
+
+/* Start MPI when a launcher started this process (its environment says so: Open MPI, PMI or
+ * PMIx variables), or when CISOLVE_MPI=1; with CISOLVE_MPI=0, never. Not collective. Ranks
+ * other than 0 send their standard output to /dev/null (rank 0 prints the report); their
+ * errors still reach standard error, prefixed with the rank. */
+cis_err cis_comm_init(int *argc, char ***argv);
+/* End MPI (after the last collective call); nothing without it. */
+void cis_comm_finalize(void);
+/* End the whole job now with `code` (MPI_Abort): a rank that fails while the others wait in a
+ * collective call. With one process, returns (the caller exits normally). */
+void cis_comm_abort(int code);
+
+int cis_comm_rank(void);
+int cis_comm_size(void);
+/* The rank's place among the ranks of its node (0 .. ranks on the node - 1), for the GPU it
+ * takes. */
+int cis_comm_local_rank(void);
+/* "" with one process, else "rank R: " (for messages of ranks other than 0). */
+const char *cis_comm_prefix(void);
+
+/* `bytes` bytes at buf, from `root` to every rank. */
+cis_err cis_comm_bcast(void *buf, int64_t bytes, int root);
+/* The bitwise OR of every rank's `flags`. */
+int cis_comm_or(int flags);
+/* v[0..count) summed over the ranks, in place. */
+cis_err cis_comm_sum_i64(int64_t *v, int count);
+/* The rows of k vectors gathered from their owners: Y is n x k (leading dimension n, host),
+ * rank r owns rows [bounds[r], bounds[r+1]) and has them in place; on return every rank holds
+ * every row. */
+cis_err cis_comm_gather_rows(double *Y, int64_t n, int k, const int64_t *bounds);
+
+#endif

@@ -1,0 +1,96 @@
+/* cisolve: an operator whose rows are split over the ranks of a run (kernels/operator.h,
+ * kernels/comm.h): each rank's operator multiplies its own rows, then the rows are gathered
+ * from their owners, through the host (a device backend copies its rows down and the whole
+ * block back up). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "kernels/comm.h"
+#include "kernels/operator.h"
+
+typedef struct {
+  cis_operator *local; /* owned */
+  int64_t *bounds;     /* ranks + 1 */
+  int64_t nnz_local, nnz_total;
+  double *host;        /* device backends: n x k staging */
+  int64_t host_cap;
+  double t_gather;
+} dist_impl;
+
+static cis_err dist_apply(cis_operator *op, int k, const double *X, double *Y) {
+  dist_impl *d = op->impl;
+  cis_backend *be = op->be;
+  int64_t n = op->n, r0 = d->bounds[cis_comm_rank()], r1 = d->bounds[cis_comm_rank() + 1];
+  CIS_CALL(cis_operator_apply(d->local, k, X, Y));
+  double t0 = cis_wtime();
+  if (!be->is_device) {
+    CIS_CALL(cis_comm_gather_rows(Y, n, k, d->bounds));
+  } else {
+    if (d->host_cap < n * k) {
+      cis_free(&d->host);
+      CIS_CALL(cis_malloc(&d->host, (size_t)(n * k), sizeof(double), "gathered products"));
+      d->host_cap = n * k;
+    }
+    for (int j = 0; j < k; j++)
+      CIS_CALL(be->ops->to_host(be, d->host + (int64_t)j * n + r0, Y + (int64_t)j * n + r0,
+                                r1 - r0));
+    CIS_CALL(cis_comm_gather_rows(d->host, n, k, d->bounds));
+    CIS_CALL(be->ops->from_host(be, Y, d->host, n * k));
+  }
+  d->t_gather += cis_wtime() - t0;
+  return CIS_OK;
+}
+
+static void dist_report(const cis_operator *op, FILE *out) {
+  const dist_impl *d = op->impl;
+  int P = cis_comm_size();
+  fprintf(out, "ranks            %d, rows split by nonzeros; rank 0: rows [%lld, %lld), "
+          "%lld of %lld nonzeros (%.1f%%)\n", P, (long long)d->bounds[0], (long long)d->bounds[1],
+          (long long)d->nnz_local, (long long)d->nnz_total,
+          d->nnz_total > 0 ? 100.0 * (double)d->nnz_local / (double)d->nnz_total : 0.0);
+  cis_operator_report(d->local, out);
+  fprintf(out, "gather           %.3f s of the products' %.3f s (%s)\n", d->t_gather,
+          op->t_matvec, op->be->is_device ? "through the host" : "MPI");
+}
+
+static void dist_destroy(cis_operator *op) {
+  dist_impl *d = op->impl;
+  if (!d) return;
+  cis_operator_destroy(&d->local);
+  cis_free(&d->bounds);
+  cis_free(&d->host);
+  cis_free(&op->impl);
+}
+
+static const cis_operator_ops dist_ops = {dist_apply, dist_report, dist_destroy};
+
+cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t nnz_local,
+                           cis_operator **out) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  dist_impl *d = NULL;
+  int P = cis_comm_size();
+  *out = NULL;
+  cis_operator *l = *local;
+  if (!(bounds[0] == 0 && bounds[P] == l->n))
+    CIS_FAIL(CIS_ERR_INTERNAL, "rows split as [%lld, %lld) for %lld rows", (long long)bounds[0],
+             (long long)bounds[P], (long long)l->n);
+  CIS_TRY(cis_calloc(&d, 1, sizeof *d, "distributed operator"));
+  CIS_TRY(cis_malloc(&d->bounds, (size_t)P + 1, sizeof *d->bounds, "rows split"));
+  memcpy(d->bounds, bounds, ((size_t)P + 1) * sizeof *bounds);
+  d->nnz_local = d->nnz_total = nnz_local;
+  CIS_TRY(cis_comm_sum_i64(&d->nnz_total, 1));
+  cis_operator_info info = {l->n, l->diag, l->nref, l->ref_block};
+  CIS_TRY(cis_operator_new(&dist_ops, l->be, &info, out));
+  d->local = l;
+  *local = NULL;
+  (*out)->impl = d;
+  d = NULL;
+cleanup:
+  if (d) {
+    cis_free(&d->bounds);
+    cis_free(&d);
+  }
+  return err;
+}
