@@ -94,6 +94,8 @@ static cis_err load_restart(const cis_options *o, const cis_fingerprint *fp, cis
 /* Several ranks: each takes its node's GPU of its rank (unless --device gpu:N names one), and
  * what needs the whole matrix in one process is refused. */
 static cis_err ranks_options(cis_options *o) {
+  char note[512];
+  if (!o->quiet && cis_comm_cores_note(note, (int)sizeof note)) printf("note             %s\n", note);
   if (cis_comm_size() == 1) return CIS_OK;
   CIS_CHECK(!o->export_matrix[0], CIS_ERR_USAGE,
             "--export-matrix needs the whole matrix in one process: run it without mpirun/srun");

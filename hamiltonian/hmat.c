@@ -466,7 +466,9 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
     CIS_TRY(cis_calloc(&st.census, 1, sizeof *st.census, "census"));
     h->hyb.regen = cis_rowgen_regen;
     h->hyb.regen_ctx = (void *)g;
-    h->hyb.nnz_exp = (int64_t)(exp_row * (double)n);
+    /* the rows this process stores: what a sink must find room for */
+    int64_t nloc = opts->rows_split ? opts->row_end - opts->row_begin : n;
+    h->hyb.nnz_exp = (int64_t)(exp_row * (double)nloc);
     err = cis_census_init(st.census, &h->hyb, 1);
     h->hyb.regen = NULL;
     h->hyb.regen_ctx = NULL;

@@ -1,6 +1,9 @@
 /* cisolve: the ranks of one run over MPI (kernels/comm.h); one process without it. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "kernels/comm.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -11,12 +14,28 @@
 #include <mpi.h>
 #endif
 
-static int g_rank = 0, g_size = 1, g_local = 0, g_started = 0;
+static int g_rank = 0, g_size = 1, g_local = 0, g_local_size = 1, g_started = 0;
 static char g_prefix[32] = "";
 
 int cis_comm_rank(void) { return g_rank; }
 int cis_comm_size(void) { return g_size; }
 int cis_comm_local_rank(void) { return g_local; }
+int cis_comm_local_size(void) { return g_local_size; }
+
+int cis_comm_cores_note(char *note, int cap) {
+  cpu_set_t set;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!g_started || online < 2 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  int mine = CPU_COUNT(&set);
+  long share = online / (g_local_size > 0 ? g_local_size : 1);
+  if (mine >= share) return 0;
+  snprintf(note, (size_t)cap,
+           "this rank may use %d of the node's %ld cores (its CPU affinity, as the launcher set "
+           "it; %d ranks on the node): the matrix is built on its cores alone. Start the ranks "
+           "with `mpirun --bind-to none` or `--map-by slot:PE=%ld`, or srun --cpus-per-task=%ld",
+           mine, online, g_local_size, share, share);
+  return 1;
+}
 const char *cis_comm_prefix(void) { return g_prefix; }
 
 #ifdef CISOLVE_HAVE_MPI
@@ -54,6 +73,7 @@ cis_err cis_comm_init(int *argc, char ***argv) {
   MPI_Comm node;
   MPI_CALL(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node));
   MPI_CALL(MPI_Comm_rank(node, &g_local));
+  MPI_CALL(MPI_Comm_size(node, &g_local_size));
   MPI_Comm_free(&node);
   if (g_size > 1) {
     snprintf(g_prefix, sizeof g_prefix, "rank %d: ", g_rank);

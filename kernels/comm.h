@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "kernels/backend.h"
 
 /* Start MPI when a launcher started this process (its environment says so: Open MPI, PMI or
  * PMIx variables), or when CISOLVE_MPI=1; with CISOLVE_MPI=0, never. Not collective. Ranks
@@ -35,6 +36,13 @@ int cis_comm_size(void);
 /* The rank's place among the ranks of its node (0 .. ranks on the node - 1), for the GPU it
  * takes. */
 int cis_comm_local_rank(void);
+/* The ranks on this rank's node. */
+int cis_comm_local_size(void);
+/* Under a launcher: whether this process may use fewer cores (its CPU affinity, which launchers
+ * set: mpirun binds each of 2 or fewer ranks to one core) than its share of the node's
+ * (online cores / ranks on the node); then `note` says so and how to launch instead. Not
+ * collective. */
+int cis_comm_cores_note(char *note, int cap);
 /* "" with one process, else "rank R: " (for messages of ranks other than 0). */
 const char *cis_comm_prefix(void);
 
@@ -48,5 +56,14 @@ cis_err cis_comm_sum_i64(int64_t *v, int count);
  * rank r owns rows [bounds[r], bounds[r+1]) and has them in place; on return every rank holds
  * every row. */
 cis_err cis_comm_gather_rows(double *Y, int64_t n, int k, const int64_t *bounds);
+
+/* Between the GPUs of the ranks (one each; a CUDA build with NCCL and MPI): a communicator on
+ * the CUDA backend `be`'s device and stream (CIS_ERR_NOT_COMPILED without NCCL, when the caller
+ * gathers through the host instead), and the rows of k device vectors gathered from their owners
+ * as cis_comm_gather_rows does on the host, ordered on be's stream. */
+typedef struct cis_nccl cis_nccl;
+cis_err cis_nccl_create(cis_backend *be, cis_nccl **out);
+cis_err cis_nccl_gather_rows(cis_nccl *c, double *Y, int64_t n, int k, const int64_t *bounds);
+void cis_nccl_destroy(cis_nccl **c);
 
 #endif

@@ -1,7 +1,7 @@
 /* cisolve: an operator whose rows are split over the ranks of a run (kernels/operator.h,
  * kernels/comm.h): each rank's operator multiplies its own rows, then the rows are gathered
- * from their owners, through the host (a device backend copies its rows down and the whole
- * block back up). */
+ * from their owners: on the host by MPI, between GPUs by NCCL, or, where NCCL is not there,
+ * through the host (a device backend copies its rows down and the whole block back up). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +13,9 @@ typedef struct {
   cis_operator *local; /* owned */
   int64_t *bounds;     /* ranks + 1 */
   int64_t nnz_local, nnz_total;
-  double *host;        /* device backends: n x k staging */
+  cis_nccl *nccl;      /* device backends: between the GPUs, when built with NCCL */
+  char nccl_why[160];  /* why not, when not */
+  double *host;        /* device backends without NCCL: n x k staging */
   int64_t host_cap;
   double t_gather;
 } dist_impl;
@@ -26,6 +28,9 @@ static cis_err dist_apply(cis_operator *op, int k, const double *X, double *Y) {
   double t0 = cis_wtime();
   if (!be->is_device) {
     CIS_CALL(cis_comm_gather_rows(Y, n, k, d->bounds));
+  } else if (d->nccl) {
+    CIS_CALL(cis_nccl_gather_rows(d->nccl, Y, n, k, d->bounds));
+    CIS_CALL(be->ops->sync(be)); /* the gather's time, not the next operation's */
   } else {
     if (d->host_cap < n * k) {
       cis_free(&d->host);
@@ -50,14 +55,22 @@ static void dist_report(const cis_operator *op, FILE *out) {
           (long long)d->nnz_local, (long long)d->nnz_total,
           d->nnz_total > 0 ? 100.0 * (double)d->nnz_local / (double)d->nnz_total : 0.0);
   cis_operator_report(d->local, out);
+  char how[200];
+  if (!op->be->is_device)
+    snprintf(how, sizeof how, "MPI");
+  else if (d->nccl)
+    snprintf(how, sizeof how, "NCCL between the GPUs");
+  else
+    snprintf(how, sizeof how, "through the host: %s", d->nccl_why);
   fprintf(out, "gather           %.3f s of the products' %.3f s (%s)\n", d->t_gather,
-          op->t_matvec, op->be->is_device ? "through the host" : "MPI");
+          op->t_matvec, how);
 }
 
 static void dist_destroy(cis_operator *op) {
   dist_impl *d = op->impl;
   if (!d) return;
   cis_operator_destroy(&d->local);
+  cis_nccl_destroy(&d->nccl);
   cis_free(&d->bounds);
   cis_free(&d->host);
   cis_free(&op->impl);
@@ -81,6 +94,14 @@ cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t 
   memcpy(d->bounds, bounds, ((size_t)P + 1) * sizeof *bounds);
   d->nnz_local = d->nnz_total = nnz_local;
   CIS_TRY(cis_comm_sum_i64(&d->nnz_total, 1));
+  if (l->be->is_device) { /* NCCL where every rank has it, else through the host */
+    cis_err e = cis_nccl_create(l->be, &d->nccl);
+    if (e != CIS_OK) {
+      snprintf(d->nccl_why, sizeof d->nccl_why, "%s", cis_error_message());
+      cis_error_clear();
+    }
+    if (cis_comm_or(e != CIS_OK)) cis_nccl_destroy(&d->nccl);
+  }
   cis_operator_info info = {l->n, l->diag, l->nref, l->ref_block};
   CIS_TRY(cis_operator_new(&dist_ops, l->be, &info, out));
   d->local = l;
@@ -89,6 +110,7 @@ cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t 
   d = NULL;
 cleanup:
   if (d) {
+    cis_nccl_destroy(&d->nccl);
     cis_free(&d->bounds);
     cis_free(&d);
   }

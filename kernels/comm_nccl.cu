@@ -1,0 +1,63 @@
+/* cisolve: rows of device vectors gathered between the GPUs of a run's ranks through NCCL
+ * (kernels/comm.h): one broadcast per rank and vector, from the rows' owner, in place, in one
+ * NCCL group on the backend's stream. */
+#include <nccl.h>
+
+extern "C" {
+#include "base/util.h"
+#include "kernels/comm.h"
+}
+#include "kernels/backend_cuda.h"
+
+#define CIS_NCCL(expr)                                                                          \
+  do {                                                                                          \
+    ncclResult_t r_ = (expr);                                                                   \
+    CIS_CHECK(r_ == ncclSuccess, CIS_ERR_RESOURCE, "%s failed: %s", #expr, ncclGetErrorString(r_)); \
+  } while (0)
+
+struct cis_nccl {
+  ncclComm_t comm;
+  cudaStream_t stream;
+};
+
+extern "C" cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
+  *out = NULL;
+  /* rank 0's id, or its failure, reaches every rank: none is left waiting */
+  struct {
+    ncclUniqueId id;
+    int ok;
+  } u = {};
+  if (cis_comm_rank() == 0) u.ok = ncclGetUniqueId(&u.id) == ncclSuccess;
+  CIS_CALL(cis_comm_bcast(&u, (int64_t)sizeof u, 0));
+  CIS_CHECK(u.ok, CIS_ERR_RESOURCE, "ncclGetUniqueId failed on rank 0");
+  cis_nccl *c = NULL;
+  CIS_CALL(cis_calloc(&c, 1, sizeof *c, "NCCL communicator"));
+  c->stream = cis_backend_cuda_stream(be);
+  ncclResult_t r = ncclCommInitRank(&c->comm, cis_comm_size(), u.id, cis_comm_rank());
+  if (r != ncclSuccess) {
+    cis_free(&c);
+    CIS_ERROR(CIS_ERR_RESOURCE, "ncclCommInitRank failed: %s", ncclGetErrorString(r));
+  }
+  *out = c;
+  return CIS_OK;
+}
+
+extern "C" cis_err cis_nccl_gather_rows(cis_nccl *c, double *Y, int64_t n, int k,
+                                        const int64_t *bounds) {
+  int P = cis_comm_size();
+  CIS_NCCL(ncclGroupStart());
+  for (int j = 0; j < k; j++)
+    for (int r = 0; r < P; r++) {
+      int64_t cnt = bounds[r + 1] - bounds[r];
+      double *p = Y + (int64_t)j * n + bounds[r];
+      if (cnt > 0) CIS_NCCL(ncclBroadcast(p, p, (size_t)cnt, ncclDouble, r, c->comm, c->stream));
+    }
+  CIS_NCCL(ncclGroupEnd());
+  return CIS_OK;
+}
+
+extern "C" void cis_nccl_destroy(cis_nccl **c) {
+  if (!c || !*c) return;
+  ncclCommDestroy((*c)->comm);
+  cis_free(c);
+}
