@@ -3,7 +3,7 @@
 # count run twice (the first right after the previous count: "cold" only for the very first
 # process on a fresh machine; docs/BENCHMARKS.md says which), with the host's cores shared out
 # (mpirun --bind-to none, --threads cores/ranks). Appends one CSV row per run to OUT.csv.
-# ONCE=1: one run per rank count (large cases).
+# ONCE=1: one run per rank count (large cases); RUN_TIMEOUT: seconds a run may take.
 # usage: COMMIT=abc1234 bench/mpi_bench.sh CISOLVE OUT.csv "CASE NAME" INPUT RANKS... [-- cisolve options]
 set -u
 cis=$1 out=$2 name=$3 input=$4; shift 4
@@ -19,7 +19,7 @@ for np in "${ranks[@]}"; do
   starts=(first repeat); [ "${ONCE:-0}" = 1 ] && starts=(first)
   for start in "${starts[@]}"; do
     t=$((cores / np))
-    mpirun --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -np "$np" "$cis" --device gpu \
+    timeout "${RUN_TIMEOUT:-86400}" mpirun --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -np "$np" "$cis" --device gpu \
       --threads "$t" -o /dev/null "$@" "$input" >"$log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || { echo "$name, $np ranks: exit $rc"; tail -5 "$log"; continue; }

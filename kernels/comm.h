@@ -50,6 +50,8 @@ const char *cis_comm_prefix(void);
 cis_err cis_comm_bcast(void *buf, int64_t bytes, int root);
 /* The bitwise OR of every rank's `flags`. */
 int cis_comm_or(int flags);
+/* Every rank's `bytes` bytes at mine, in rank order, into all (ranks x bytes). */
+cis_err cis_comm_allgather(const void *mine, int bytes, void *all);
 /* v[0..count) summed over the ranks, in place. */
 cis_err cis_comm_sum_i64(int64_t *v, int count);
 /* The rows of k vectors gathered from their owners: Y is n x k (leading dimension n, host),

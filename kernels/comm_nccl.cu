@@ -2,6 +2,9 @@
  * (kernels/comm.h): one broadcast per rank and vector, from the rows' owner, in place, in one
  * NCCL group on the backend's stream. */
 #include <nccl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 extern "C" {
 #include "base/util.h"
@@ -20,8 +23,31 @@ struct cis_nccl {
   cudaStream_t stream;
 };
 
+/* Whether two ranks share a GPU (the same host and PCI address): NCCL refuses that, and its
+ * initialisation may then wait forever, so it is not tried. Collective. */
+static cis_err gpu_shared(int *shared) {
+  char key[128] = {0}, bus[32] = {0};
+  int dev = 0, P = cis_comm_size();
+  CIS_CHECK(cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) ==
+                cudaSuccess, CIS_ERR_RESOURCE, "cannot read the GPU's PCI address");
+  gethostname(key, 90);
+  snprintf(key + 96, 32, "%s", bus);
+  char *all = NULL;
+  CIS_CALL(cis_malloc(&all, (size_t)P, sizeof key, "GPU addresses"));
+  cis_err e = cis_comm_allgather(key, (int)sizeof key, all);
+  *shared = 0;
+  for (int a = 0; e == CIS_OK && a < P; a++)
+    for (int b = 0; b < a; b++)
+      if (memcmp(all + a * sizeof key, all + b * sizeof key, sizeof key) == 0) *shared = 1;
+  cis_free(&all);
+  return e;
+}
+
 extern "C" cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
   *out = NULL;
+  int shared = 0;
+  CIS_CALL(gpu_shared(&shared));
+  CIS_CHECK(!shared, CIS_ERR_RESOURCE, "two ranks share a GPU, which NCCL does not allow");
   /* rank 0's id, or its failure, reaches every rank: none is left waiting */
   struct {
     ncclUniqueId id;
