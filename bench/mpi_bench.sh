@@ -2,7 +2,8 @@
 # Several GPUs: one input on 1, 2, ... ranks (one GPU each) back to back on one machine, each rank
 # count run twice (the first right after the previous count: "cold" only for the very first
 # process on a fresh machine; docs/BENCHMARKS.md says which), with the host's cores shared out
-# (mpirun --bind-to none, --threads cores/ranks). Appends one CSV row per run to OUT.csv.
+# (mpirun --bind-to none, --threads cores/ranks); COLD=1: the first run is the first process on a
+# freshly started machine. Appends one CSV row per run to OUT.csv.
 # ONCE=1: one run per rank count (large cases); RUN_TIMEOUT: seconds a run may take.
 # usage: COMMIT=abc1234 bench/mpi_bench.sh CISOLVE OUT.csv "CASE NAME" INPUT RANKS... [-- cisolve options]
 set -u
@@ -23,7 +24,7 @@ for np in "${ranks[@]}"; do
       --threads "$t" -o /dev/null "$@" "$input" >"$log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || { echo "$name, $np ranks: exit $rc"; tail -5 "$log"; continue; }
-    label=$start; [ $first = 1 ] && label=cold; first=0
+    label=$start; [ $first = 1 ] && [ "${COLD:-0}" = 1 ] && label=cold; first=0
     awk -v dev="$dev" -v host="$gpu" -v commit="${COMMIT:-unknown}" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
         -v cmd="bench/mpi_bench.sh cisolve OUT.csv \"$name\" $input ${ranks[*]}${*:+ -- $*}" \
         -v name="$name" -v np="$np" -v start="$label" -v t="$t" '
