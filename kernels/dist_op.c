@@ -18,6 +18,7 @@ typedef struct {
   double *host;        /* device backends without NCCL: n x k staging */
   int64_t host_cap;
   double t_gather;
+  double t_connect;    /* NCCL: the first gather, made at creation (connections are set up) */
 } dist_impl;
 
 static cis_err dist_apply(cis_operator *op, int k, const double *X, double *Y) {
@@ -59,7 +60,8 @@ static void dist_report(const cis_operator *op, FILE *out) {
   if (!op->be->is_device)
     snprintf(how, sizeof how, "MPI");
   else if (d->nccl)
-    snprintf(how, sizeof how, "NCCL between the GPUs");
+    snprintf(how, sizeof how, "NCCL between the GPUs; %.3f s to connect, before the products",
+             d->t_connect);
   else
     snprintf(how, sizeof how, "through the host: %s", d->nccl_why);
   fprintf(out, "gather           %.3f s of the products' %.3f s (%s)\n", d->t_gather,
@@ -101,6 +103,15 @@ cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t 
       cis_error_clear();
     }
     if (cis_comm_or(e != CIS_OK)) cis_nccl_destroy(&d->nccl);
+    if (d->nccl) { /* NCCL connects on its first call: that call is made here, not in a product */
+      double t0 = cis_wtime(), *tmp = NULL;
+      CIS_TRY(l->be->ops->alloc(l->be, l->n, &tmp));
+      e = cis_nccl_gather_rows(d->nccl, tmp, l->n, 1, d->bounds);
+      if (e == CIS_OK) e = l->be->ops->sync(l->be);
+      l->be->ops->free(l->be, &tmp);
+      CIS_TRY(e);
+      d->t_connect = cis_wtime() - t0;
+    }
   }
   cis_operator_info info = {l->n, l->diag, l->nref, l->ref_block};
   CIS_TRY(cis_operator_new(&dist_ops, l->be, &info, out));
