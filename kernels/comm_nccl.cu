@@ -1,6 +1,8 @@
 /* cisolve: rows of device vectors gathered between the GPUs of a run's ranks through NCCL
- * (kernels/comm.h): one broadcast per rank and vector, from the rows' owner, in place, in one
- * NCCL group on the backend's stream. */
+ * (kernels/comm.h): per vector, each rank's rows padded to the longest rank's count in a staging
+ * buffer, one ncclAllGather (in place), and the other ranks' rows copied into the vector, all on
+ * the backend's stream. (One ncclBroadcast per owner, in a group, took 32 ms a product where the
+ * all-gather takes well under one on 4 H200s: docs/design-notes.md.) */
 #include <nccl.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +23,8 @@ extern "C" {
 struct cis_nccl {
   ncclComm_t comm;
   cudaStream_t stream;
+  double *buf; /* ranks x the longest rank's rows */
+  int64_t cap;
 };
 
 /* Whether two ranks share a GPU (the same host and PCI address): NCCL refuses that, and its
@@ -70,20 +74,40 @@ extern "C" cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
 
 extern "C" cis_err cis_nccl_gather_rows(cis_nccl *c, double *Y, int64_t n, int k,
                                         const int64_t *bounds) {
-  int P = cis_comm_size();
-  CIS_NCCL(ncclGroupStart());
-  for (int j = 0; j < k; j++)
+  int P = cis_comm_size(), me = cis_comm_rank();
+  int64_t m = 1;
+  for (int r = 0; r < P; r++) m = CIS_MAX(m, bounds[r + 1] - bounds[r]);
+  if (c->cap < P * m) {
+    if (c->buf) cudaFree(c->buf);
+    c->buf = NULL;
+    c->cap = 0;
+    CIS_CHECK(cudaMalloc((void **)&c->buf, (size_t)(P * m) * sizeof(double)) == cudaSuccess,
+              CIS_ERR_NOMEM, "no GPU memory for the gather's staging (%lld doubles)",
+              (long long)(P * m));
+    c->cap = P * m;
+  }
+  for (int j = 0; j < k; j++) {
+    double *y = Y + (int64_t)j * n;
+    int64_t mine = bounds[me + 1] - bounds[me];
+    if (mine > 0)
+      CIS_CHECK(cudaMemcpyAsync(c->buf + me * m, y + bounds[me], (size_t)mine * sizeof(double),
+                                cudaMemcpyDeviceToDevice, c->stream) == cudaSuccess,
+                CIS_ERR_RESOURCE, "cudaMemcpyAsync of the gather's rows failed");
+    CIS_NCCL(ncclAllGather(c->buf + me * m, c->buf, (size_t)m, ncclDouble, c->comm, c->stream));
     for (int r = 0; r < P; r++) {
       int64_t cnt = bounds[r + 1] - bounds[r];
-      double *p = Y + (int64_t)j * n + bounds[r];
-      if (cnt > 0) CIS_NCCL(ncclBroadcast(p, p, (size_t)cnt, ncclDouble, r, c->comm, c->stream));
+      if (r != me && cnt > 0)
+        CIS_CHECK(cudaMemcpyAsync(y + bounds[r], c->buf + r * m, (size_t)cnt * sizeof(double),
+                                  cudaMemcpyDeviceToDevice, c->stream) == cudaSuccess,
+                  CIS_ERR_RESOURCE, "cudaMemcpyAsync of the gathered rows failed");
     }
-  CIS_NCCL(ncclGroupEnd());
+  }
   return CIS_OK;
 }
 
 extern "C" void cis_nccl_destroy(cis_nccl **c) {
   if (!c || !*c) return;
   ncclCommDestroy((*c)->comm);
+  if ((*c)->buf) cudaFree((*c)->buf);
   cis_free(c);
 }
