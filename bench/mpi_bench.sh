@@ -28,9 +28,9 @@ for np in "${ranks[@]}"; do
     [ $rc -eq 0 ] || { echo "$name, $np ranks: exit $rc"; tail -5 "$log"; continue; }
     label=$start; [ $first = 1 ] && [ "${COLD:-0}" = 1 ] && label=cold; first=0
     awk -v dev="$dev" -v host="$gpu" -v commit="${COMMIT:-unknown}" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
-        -v cmd="bench/mpi_bench.sh cisolve OUT.csv \"$name\" $input ${ranks[*]}${*:+ -- $*}" \
+        -v cmd="bench/mpi_bench.sh cisolve OUT.csv '$name' $input ${ranks[*]}${*:+ -- $*}" \
         -v name="$name" -v np="$np" -v start="$label" -v t="$t" '
-      /^space / { for (i = 1; i <= NF; i++) if ($(i+1) ~ /^determinants/) ndet = $i }
+      /space +[A-Za-z].*determinants$/ { for (i = 1; i <= NF; i++) if ($(i+1) ~ /^determinants/) ndet = $i }
       /^nonzeros / && !nnz { nnz = $2 }
       /^ranks / { for (i = 1; i <= NF; i++) if ($i == "of") { nnz = $(i+1) } }
       /^gather / { g = $2; how = ($0 ~ /NCCL/) ? "NCCL" : ($0 ~ /through the host/ ? "host" : "MPI") }

@@ -302,6 +302,18 @@ def render_irrep():
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
+def render_mpi():
+    rows = device_order(load("mpi.csv"))
+    body = [[r["device"], r["case"], r["ndet"], r["ranks"], r["start"], r["threads"],
+             r["total_s"], r["build_s"], r["upload_s"], r["product_ms"], r["gather_ms"],
+             r["energy"]] for r in rows]
+    out = table([("device", 0), ("case", 0), ("determinants", 1), ("GPUs", 1), ("run", 0),
+                 ("threads a rank", 1), ("to solution (s)", 1), ("build (s)", 1),
+                 ("upload (s)", 1), ("product (ms)", 1), ("gather (ms)", 1),
+                 ("energy (Eh)", 1)], body)
+    return out + ["", "Runs:", ""] + runs_list(rows)
+
+
 def render_plots():
     return ["![Speed-up of cisolve's product over the best cuSPARSE CSR product, by matrix size]"
             "(img/bench_spmv_speedup.png)",
