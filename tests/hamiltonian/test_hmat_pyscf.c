@@ -2,7 +2,7 @@
  *
  * usage: test_hmat_pyscf FILE.h5 [--space fci|cisd] [--ref-size N] [--budget BYTES]
  *                                [--block-rows N] [--expect-streamed] [--expect-cached N]
- *                                [--s2-search] [--census] [--sink take|decline]
+ *                                [--s2-search] [--census] [--sink take|decline] [--split P]
  * Determinants are matched by their bit strings. Checks: every element of our H against
  * PySCF's H (when the file holds it; for a truncated space, the principal submatrix), H x
  * against PySCF's contract_2e x (FCI only), the Reference block and the diagonal against H,
@@ -14,7 +14,10 @@
  * (cis_hmat_opts.sink, spmv/hyb.h) that keeps a copy of each (take) or declines them (decline):
  * a taking sink must be asked once, get every block once, not yet counted (the sink counts it
  * in the census, which check_census then checks), from a thread the build announced, and the
- * same rows as regenerated afterwards; a declining one must get no block.
+ * same rows as regenerated afterwards; a declining one must get no block. --split P: the rows
+ * split over P ranks (cis_hmat_split_ci) and each part built alone (cis_hmat_opts.rows_split,
+ * with the same census): each holds exactly the whole matrix's rows of its range and nothing
+ * else, the same diagonal and Reference block, and the parts' nonzeros add up to the whole's.
  */
 #include <hdf5.h>
 #include <math.h>
@@ -374,6 +377,69 @@ static cis_err make_list(const ref_data *r, cis_space_spec *spec) {
 }
 
 /* How many blocks from the first are cached without a gap. */
+static void check_split(const cis_integrals *ints, const cis_space *s, const cis_hmat_opts *ho,
+                        const cis_hmat *h, int parts) {
+  int64_t bounds[65], br = 0, total = 0;
+  cis_csr whole = {0};
+  if (parts < 1 || parts > 64 || cis_hmat_split_ci(ints, s, ho, parts, bounds, &br) ||
+      cis_hmat_to_csr(h, &whole)) {
+    cis_error_print(1);
+    EXPECT(0, "split into %d parts", parts);
+    return;
+  }
+  EXPECT(bounds[0] == 0 && bounds[parts] == h->n, "bounds [%ld, %ld) for %ld rows",
+         (long)bounds[0], (long)bounds[parts], (long)h->n);
+  for (int p = 0; p < parts; p++) {
+    cis_hmat_opts o = *ho;
+    o.sink = NULL;
+    o.block_rows = br;
+    o.rows_split = 1;
+    o.row_begin = bounds[p];
+    o.row_end = bounds[p + 1];
+    cis_hmat *hp = NULL;
+    cis_csr m = {0};
+    EXPECT(bounds[p] <= bounds[p + 1] && (bounds[p] % br == 0 || bounds[p] == h->n),
+           "part %d: rows [%ld, %ld) are not whole blocks of %ld", p, (long)bounds[p],
+           (long)bounds[p + 1], (long)br);
+    if (cis_hmat_build_ci(ints, s, &o, &hp) || cis_hmat_to_csr(hp, &m)) {
+      cis_error_print(1);
+      EXPECT(0, "part %d not built", p);
+      return;
+    }
+    total += m.nnz;
+    long bad = 0;
+    for (int64_t i = 0; i < h->n; i++) {
+      int64_t len = m.rowptr[i + 1] - m.rowptr[i], wl = whole.rowptr[i + 1] - whole.rowptr[i];
+      int own = i >= bounds[p] && i < bounds[p + 1];
+      if (!own) {
+        bad += len != 0;
+        continue;
+      }
+      if (len != wl) {
+        bad++;
+        continue;
+      }
+      for (int64_t q = 0; q < len; q++)
+        bad += m.col[m.rowptr[i] + q] != whole.col[whole.rowptr[i] + q] ||
+               m.val[m.rowptr[i] + q] != whole.val[whole.rowptr[i] + q];
+    }
+    EXPECT(bad == 0, "part %d (rows [%ld, %ld)): %ld rows differ from the whole matrix's", p,
+           (long)bounds[p], (long)bounds[p + 1], bad);
+    EXPECT(hp->npre == h->npre && memcmp(hp->hpp, h->hpp, sizeof(double) * (size_t)(h->npre * h->npre)) == 0,
+           "part %d: the Reference block differs", p);
+    EXPECT(memcmp(hp->hdiag, h->hdiag, sizeof(double) * (size_t)h->n) == 0,
+           "part %d: the diagonal differs", p);
+    EXPECT(!ho->census || hp->hyb.census, "part %d: no census", p);
+    printf("part %d: rows [%ld, %ld), %ld nonzeros\n", p, (long)bounds[p], (long)bounds[p + 1],
+           (long)m.nnz);
+    cis_csr_free(&m);
+    cis_hmat_destroy(&hp);
+  }
+  EXPECT(total == whole.nnz, "the parts hold %ld nonzeros, the whole %ld", (long)total,
+         (long)whole.nnz);
+  cis_csr_free(&whole);
+}
+
 static int64_t b_leading(const cis_hmat *h) {
   int64_t b = 0;
   while (b < h->hyb.nblocks && h->hyb.blocks[b].val) b++;
@@ -387,7 +453,7 @@ static int run(const char *path, int argc, char **argv) {
   cis_space_opts so = {0, 0, 0};
   cis_hmat_opts ho = {.host_cache = -1};
   rec_sink sink = {.base = {rec_begin, rec_block}};
-  int expect_streamed = 0;
+  int expect_streamed = 0, split = 0;
   long expect_cached = -1;
   for (int a = 2; a < argc; a++) {
     if (!strcmp(argv[a], "--space") && a + 1 < argc) {
@@ -409,6 +475,8 @@ static int run(const char *path, int argc, char **argv) {
     } else if (!strcmp(argv[a], "--sink") && a + 1 < argc) {
       sink.take = !strcmp(argv[++a], "take");
       ho.sink = &sink.base;
+    } else if (!strcmp(argv[a], "--split") && a + 1 < argc) {
+      split = atoi(argv[++a]);
     } else if (!strcmp(argv[a], "--s2-search")) {
       cis_space_set_s2_table_limit(0);
     } else {
@@ -460,6 +528,7 @@ static int run(const char *path, int argc, char **argv) {
   if (ho.sink) check_sink(h, &sink);
   EXPECT(ho.census || h->hyb.census == NULL, "no census unless asked for");
   if (r.hval) check_elements(&r, h, map);
+  if (split) check_split(&r.ints, s, &ho, h, split);
   if (spec.kind == CIS_SPACE_FCI) {
     EXPECT(h->n == N, "FCI has %ld determinants, PySCF %ld", (long)h->n, (long)N);
     check_hx(&r, h, map);
