@@ -97,6 +97,7 @@ static cis_err ranks_options(cis_options *o) {
   char note[512];
   if (!o->quiet && cis_comm_cores_note(note, (int)sizeof note)) printf("note             %s\n", note);
   if (cis_comm_size() == 1) return CIS_OK;
+  if (o->threads <= 0) o->threads = cis_comm_default_threads(); /* the ranks share the node */
   CIS_CHECK(!o->export_matrix[0], CIS_ERR_USAGE,
             "--export-matrix needs the whole matrix in one process: run it without mpirun/srun");
   int ngpu = o->device == CIS_DEVICE_CPU ? 0 : cis_backend_cuda_device_count();

@@ -22,6 +22,15 @@ int cis_comm_size(void) { return g_size; }
 int cis_comm_local_rank(void) { return g_local; }
 int cis_comm_local_size(void) { return g_local_size; }
 
+int cis_comm_default_threads(void) {
+  cpu_set_t set;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (g_size <= 1 || online < 1 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  long share = online / (g_local_size > 0 ? g_local_size : 1);
+  long mine = CPU_COUNT(&set);
+  return (int)(share < 1 ? 1 : share < mine ? share : mine);
+}
+
 int cis_comm_cores_note(char *note, int cap) {
   cpu_set_t set;
   long online = sysconf(_SC_NPROCESSORS_ONLN);

@@ -43,6 +43,10 @@ int cis_comm_local_size(void);
  * (online cores / ranks on the node); then `note` says so and how to launch instead. Not
  * collective. */
 int cis_comm_cores_note(char *note, int cap);
+/* Several ranks: the OpenMP threads a rank takes when --threads does not say: its share of the
+ * node's cores (online cores / ranks on the node) within the cores it may use (its CPU
+ * affinity); 0 with one process (OpenMP's own default). Not collective. */
+int cis_comm_default_threads(void);
 /* "" with one process, else "rank R: " (for messages of ranks other than 0). */
 const char *cis_comm_prefix(void);
 
