@@ -11,6 +11,7 @@
 #include "app/irrep_all.h"
 #include "app/version.h"
 #include "hamiltonian/orbitals.h"
+#include "kernels/comm.h"
 #include "hamiltonian/symmetry.h"
 
 static int quiet(const cis_report *r) { return r->opt->quiet; }
@@ -161,9 +162,13 @@ void cis_report_matrix(const cis_report *r) {
   printf("\n");
   const cis_hyb *y = &h->hyb;
   int64_t nnz = y->ell.nnz + y->nnz_exp;
-  printf("nonzeros         %lld (%.1f per row): Reference (ELL) %lld, Expansion (CSR) %lld\n",
-         (long long)nnz, h->n ? (double)nnz / (double)h->n : 0.0, (long long)y->ell.nnz,
-         (long long)y->nnz_exp);
+  if (cis_comm_size() > 1) /* rank 0's rows: the `ranks` line gives every rank's */
+    printf("nonzeros         %lld in rank 0's rows: Reference (ELL) %lld, Expansion (CSR) %lld\n",
+           (long long)nnz, (long long)y->ell.nnz, (long long)y->nnz_exp);
+  else
+    printf("nonzeros         %lld (%.1f per row): Reference (ELL) %lld, Expansion (CSR) %lld\n",
+           (long long)nnz, h->n ? (double)nnz / (double)h->n : 0.0, (long long)y->ell.nnz,
+           (long long)y->nnz_exp);
   /* An operator on a device says itself what it holds and streams (its report, below); here
    * the host's part only. */
   if (r->op->ops->report)
