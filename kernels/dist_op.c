@@ -96,6 +96,10 @@ cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t 
   memcpy(d->bounds, bounds, ((size_t)P + 1) * sizeof *bounds);
   d->nnz_local = d->nnz_total = nnz_local;
   CIS_TRY(cis_comm_sum_i64(&d->nnz_total, 1));
+  /* every rank on a GPU, or every rank on the CPU: the gathers differ */
+  if (cis_comm_or(l->be->is_device ? 1 : 2) == 3)
+    CIS_FAIL(CIS_ERR_RESOURCE, "some ranks run on a GPU and others on the CPU (--device auto "
+             "found no usable GPU on some): give every rank a GPU, or run --device cpu");
   if (l->be->is_device) { /* NCCL where every rank has it, else through the host */
     cis_err e = cis_nccl_create(l->be, &d->nccl);
     if (e != CIS_OK) {
