@@ -53,19 +53,6 @@ cis_err cis_hmat_alloc_blocks(cis_hyb *hy, int64_t n, int64_t block_rows) {
   return CIS_OK;
 }
 
-/* The preconditioner's dense block (column-major) from the ELL rows and columns < npre. */
-cis_err cis_hmat_make_hpp(cis_hmat *h) {
-  const cis_ell *e = &h->hyb.ell;
-  int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
-  CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
-  for (int64_t i = 0; i < m; i++) {
-    int64_t q0 = cis_ell_row_start(e, i);
-    for (int32_t t = 0; t < e->row_len[i]; t++)
-      if (e->col[q0 + t] < m) h->hpp[i + e->col[q0 + t] * m] = e->val[q0 + t];
-  }
-  return CIS_OK;
-}
-
 void cis_hmat_destroy(cis_hmat **hp) {
   if (!hp || !*hp) return;
   hmat_impl *im = (hmat_impl *)*hp;
@@ -411,7 +398,7 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
                            cis_hmat_ci_decision *d) {
   int64_t n = g->space->ndet;
   /* the budgets count the rows this process stores */
-  int64_t nloc = opts && opts->rows_split ? opts->row_end - opts->row_begin : n;
+  int64_t nloc = d->nloc = opts && opts->rows_split ? opts->row_end - opts->row_begin : n;
   int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
   CIS_CALL(cis_hmat_sample_rows(g, CIS_BUILD_SAMPLE, nt, &d->ref_row, &d->exp_row, NULL, NULL,
                                 NULL));
@@ -467,8 +454,7 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
     h->hyb.regen = cis_rowgen_regen;
     h->hyb.regen_ctx = (void *)g;
     /* the rows this process stores: what a sink must find room for */
-    int64_t nloc = opts->rows_split ? opts->row_end - opts->row_begin : n;
-    h->hyb.nnz_exp = (int64_t)(exp_row * (double)nloc);
+    h->hyb.nnz_exp = (int64_t)(exp_row * (double)dec.nloc);
     err = cis_census_init(st.census, &h->hyb, 1);
     h->hyb.regen = NULL;
     h->hyb.regen_ctx = NULL;
@@ -500,7 +486,8 @@ cleanup:
   return err;
 }
 
-/* The preconditioner's block generated row by row (a rank whose ELL rows do not hold it). */
+/* The preconditioner's block generated row by row (so a rank whose ELL rows do not hold it has it
+ * whole too). */
 static cis_err hpp_from_rows(cis_hmat *h, const cis_rowgen *g) {
   int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
   CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
@@ -546,10 +533,7 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
     h->hyb.regen_ctx = im->rg;
     h->hyb.regen_apply = cis_rowgen_apply;
   }
-  if (opts && opts->rows_split)
-    CIS_TRY(hpp_from_rows(h, im->rg)); /* the block is whole on every rank */
-  else
-    CIS_TRY(cis_hmat_make_hpp(h));
+  CIS_TRY(hpp_from_rows(h, im->rg));
   CIS_TRY(ref_symmetry_ci(h, space));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
   memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);

@@ -166,6 +166,19 @@ static cis_err check_csr_budget(const cis_hmat_csr_decision *d) {
   return CIS_OK;
 }
 
+/* The preconditioner's dense block (column-major) from the ELL rows and columns < npre. */
+static cis_err make_hpp(cis_hmat *h) {
+  const cis_ell *e = &h->hyb.ell;
+  int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
+  CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
+  for (int64_t i = 0; i < m; i++) {
+    int64_t q0 = cis_ell_row_start(e, i);
+    for (int32_t t = 0; t < e->row_len[i]; t++)
+      if (e->col[q0 + t] < m) h->hpp[i + e->col[q0 + t] * m] = e->val[q0 + t];
+  }
+  return CIS_OK;
+}
+
 /* Components as labels of the preconditioner's block, and their Gershgorin bounds (p: our
  * order; comp: each row's component). */
 static cis_err ref_symmetry_csr(cis_hmat *h, const cis_csr *p, const int64_t *comp) {
@@ -215,7 +228,7 @@ static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opt
   h->stats.ell_bytes = cis_ell_bytes(&h->hyb.ell);
   h->stats.cached_bytes = cis_hyb_cached_bytes(&h->hyb);
   h->stats.elements_generated = p.nnz;
-  CIS_TRY(cis_hmat_make_hpp(h));
+  CIS_TRY(make_hpp(h));
   CIS_TRY(ref_symmetry_csr(h, &p, comp));
 cleanup:
   cis_free(&inv);

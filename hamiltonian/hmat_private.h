@@ -28,8 +28,6 @@ typedef struct {
 int64_t cis_hmat_auto_block_rows(int64_t n, int64_t nnz_exp, int nt);
 /* The budget asked for, or the default less the resident ELL block. */
 int64_t cis_hmat_resolve_budget(const cis_hmat_opts *opts, int64_t n, int64_t ell_bytes);
-/* The preconditioner's dense block (h->hpp, h->npre) from the ELL rows. */
-cis_err cis_hmat_make_hpp(cis_hmat *h);
 /* The OpenMP threads of `n` asked (0: the default). */
 int cis_hmat_nthreads(int n);
 /* Bytes of a cached Expansion block: 8 (rows + 1) + 12 nnz. */
@@ -50,6 +48,7 @@ cis_err cis_hmat_sample_rows(const cis_rowgen *g, int64_t m, int nt, double *ref
  * size, the ELL block's estimated bytes, the budget for cached blocks (0 when every block fits
  * in cis_hmat_opts.cache_none_within). */
 typedef struct {
+  int64_t nloc;            /* the rows this process stores (opts->rows_split), else n */
   double ref_row, exp_row; /* the sample's entries per row */
   int64_t block_rows, nblocks, ell_est, budget;
   int cache_none;
