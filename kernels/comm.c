@@ -22,24 +22,28 @@ int cis_comm_size(void) { return g_size; }
 int cis_comm_local_rank(void) { return g_local; }
 int cis_comm_local_size(void) { return g_local_size; }
 
-int cis_comm_default_threads(void) {
+/* The cores this process may use (its CPU affinity), the node's online cores and this rank's
+ * share of them (online / ranks on the node); 0 when they cannot be read. */
+static int cores(long *mine, long *online, long *share) {
   cpu_set_t set;
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  if (g_size <= 1 || online < 1 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
-  long share = online / (g_local_size > 0 ? g_local_size : 1);
-  long mine = CPU_COUNT(&set);
+  *online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (*online < 1 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  *mine = CPU_COUNT(&set);
+  *share = *online / (g_local_size > 0 ? g_local_size : 1);
+  return 1;
+}
+
+int cis_comm_default_threads(void) {
+  long mine, online, share;
+  if (g_size <= 1 || !cores(&mine, &online, &share)) return 0;
   return (int)(share < 1 ? 1 : share < mine ? share : mine);
 }
 
 int cis_comm_cores_note(char *note, int cap) {
-  cpu_set_t set;
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  if (!g_started || online < 2 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
-  int mine = CPU_COUNT(&set);
-  long share = online / (g_local_size > 0 ? g_local_size : 1);
-  if (mine >= share) return 0;
+  long mine, online, share;
+  if (!g_started || !cores(&mine, &online, &share) || online < 2 || mine >= share) return 0;
   snprintf(note, (size_t)cap,
-           "this rank may use %d of the node's %ld cores (its CPU affinity, as the launcher set "
+           "this rank may use %ld of the node's %ld cores (its CPU affinity, as the launcher set "
            "it; %d ranks on the node): the matrix is built on its cores alone. Start the ranks "
            "with `mpirun --bind-to none` or `--map-by slot:PE=%ld`, or srun --cpus-per-task=%ld",
            mine, online, g_local_size, share, share);
