@@ -68,6 +68,8 @@ static cis_err beside_output(const cis_options *o, const char *suffix, char *dst
 }
 
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
+  CIS_CHECK(!h->matrix_free, CIS_ERR_USAGE,
+            "--export-matrix writes the stored matrix: --matrix-free stores none");
   cis_row_source src;
   cis_hmat_row_source(h, &src);
   CIS_CALL(cis_matrix_write(o->export_matrix, &src));

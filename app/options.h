@@ -59,6 +59,9 @@ typedef struct {
   int device_index;         /* -1 = any */
   int64_t mem;              /* host budget for cached Expansion blocks; -1 = default */
   int64_t gpu_mem;          /* -1 = default */
+  int matrix_free;          /* --matrix-free: store no row of H; every product generates them */
+  int regen_host;           /* --regen host: a GPU run's streamed Expansion rows come from the
+                               host (its cache, or generated there), not generated on the GPU */
   int threads;              /* 0 = OpenMP default */
   int dry_run;              /* --dry-run: print the plan (app/plan.h), build and write nothing */
   int verbose;

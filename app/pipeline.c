@@ -9,6 +9,7 @@
 #include "app/spaces.h"
 #include "base/util.h"
 #include "kernels/comm.h"
+#include "hamiltonian/hmat_op.h"
 #include "spmv/hyb_op.h"
 
 void cis_pipeline_init(cis_pipeline *pl) { memset(pl, 0, sizeof *pl); }
@@ -133,8 +134,12 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     CIS_CALL(cis_hmat_build_ci_penalty(&p->ints, pl->space, &hopt, pl->spin_shift, pl->spin_s2,
                                        &pl->h));
     pl->t_hmat = cis_wtime() - t0;
-    pl->nnz_local = pl->h->hyb.ell.nnz + pl->h->hyb.nnz_exp;
+    pl->nnz_local = pl->h->matrix_free ? (int64_t)pl->h->mf_nnz
+                                       : pl->h->hyb.ell.nnz + pl->h->hyb.nnz_exp;
   } else {
+    CIS_CHECK(!o->matrix_free, CIS_ERR_USAGE,
+              "--matrix-free generates the rows of a CI Hamiltonian: %s holds an explicit matrix, "
+              "whose rows are stored", o->input);
     cis_plan_decide(o, p->matrix.n, 0, &pl->dec);
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
@@ -185,6 +190,7 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
 static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backend *be,
                              int64_t nvec, cis_operator **op) {
   cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
+  if (h->matrix_free) return cis_hmat_rowgen_op_create(h, be, op);
   if (be->is_device)
     return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, nvec, op);
   return cis_hyb_op_create(&h->hyb, &info, be, op);

@@ -112,6 +112,7 @@ typedef struct {
   /* one product (of one vector): the bytes of the matrix read where it lives, the bytes sent
    * from the host, the matrix elements the host regenerates, and that at the sampled rate */
   int64_t product_read, product_sent, product_regen;
+  int64_t product_gpu_gen;    /* Expansion entries the GPU generates in every product */
   double product_regen_seconds; /* 0: nothing regenerated, or no rate */
 } cis_plan;
 

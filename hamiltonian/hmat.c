@@ -9,6 +9,9 @@
 
 #include "base/util.h"
 #include "hamiltonian/hmat_private.h"
+#ifdef CISOLVE_HAVE_CUDA
+#include "hamiltonian/rowgen_cuda.h"
+#endif
 #include "hamiltonian/rowgen.h"
 #include "spmv/census.h"
 
@@ -415,6 +418,18 @@ cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
   return CIS_OK;
 }
 
+/* opts->no_rows: nothing stored, the rows this process multiplies and their sampled entries. */
+static cis_err setup_matrix_free(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
+  cis_hmat_ci_decision dec = {0};
+  CIS_CALL(cis_hmat_ci_decide(g, opts, &dec));
+  h->matrix_free = 1;
+  h->mf_begin = opts->rows_split ? opts->row_begin : 0;
+  h->mf_end = opts->rows_split ? opts->row_end : h->n;
+  h->mf_nnz = (dec.ref_row + dec.exp_row) * (double)dec.nloc;
+  h->hyb.n = 0; /* no product may go through the empty hybrid matrix */
+  return CIS_OK;
+}
+
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -527,11 +542,21 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   CIS_TRY(cis_calloc(&im->rg, 1, sizeof *im->rg, "row generator"));
   CIS_TRY(cis_rowgen_init(ints, space, im->rg));
   cis_rowgen_set_spin(im->rg, spin_shift, spin_s2);
-  CIS_TRY(build_ci(h, im->rg, opts));
-  if (h->hyb.ncached < h->hyb.nblocks) {
-    h->hyb.regen = cis_rowgen_regen;
-    h->hyb.regen_ctx = im->rg;
-    h->hyb.regen_apply = cis_rowgen_apply;
+  if (opts && opts->no_rows) {
+    CIS_TRY(setup_matrix_free(h, im->rg, opts));
+  } else {
+    CIS_TRY(build_ci(h, im->rg, opts));
+    if (h->hyb.ncached < h->hyb.nblocks) {
+      h->hyb.regen = cis_rowgen_regen;
+      h->hyb.regen_ctx = im->rg;
+      h->hyb.regen_apply = cis_rowgen_apply;
+    }
+#ifdef CISOLVE_HAVE_CUDA
+    if (!opts || !opts->host_regen) {
+      h->hyb.regen_dev = cis_rowgen_regen_dev;
+      h->hyb.regen_dev_ctx = im->rg;
+    }
+#endif
   }
   CIS_TRY(hpp_from_rows(h, im->rg));
   CIS_TRY(ref_symmetry_ci(h, space));

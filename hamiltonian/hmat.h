@@ -49,6 +49,12 @@ typedef struct {
                          generated nor stored (empty blocks, ELL rows of no entries) and the
                          budgets count only these. 0: every row. */
   int64_t row_begin, row_end;
+  int host_regen;      /* CI matrices in CUDA builds: no device regenerator (hyb.regen_dev), so
+                         that a GPU upload sends the blocks it does not keep from the host */
+  int no_rows;         /* CI matrices: store no row (--matrix-free): only the diagonal, the
+                         preconditioner's block and the row generator are made, and every
+                         product generates the rows again (hamiltonian/hmat_op.h); hyb stays
+                         empty (n = 0) */
 } cis_hmat_opts;
 
 typedef struct {
@@ -85,6 +91,11 @@ typedef struct cis_hmat {
   double *ref_bound;
   const cis_space *space; /* CI problems; NULL for explicit matrices */
   cis_hmat_stats stats;
+  /* Built with opts.no_rows: no row stored (hyb is empty); the rows [mf_begin, mf_end) that this
+   * process multiplies (every row, or its rank's), of about mf_nnz entries (sampled). */
+  int matrix_free;
+  int64_t mf_begin, mf_end;
+  double mf_nnz;
 } cis_hmat;
 
 cis_err cis_hmat_build_ci(const cis_integrals *ints, const cis_space *space,
@@ -130,6 +141,9 @@ typedef struct {
   int64_t ell_nslices;     /* its slices */
   int64_t ell_bytes;       /* and its bytes on the host */
   int64_t table_bytes;     /* the row generator's string link tables (CI) */
+  int64_t devgen_bytes;    /* the device row generator's tables (CI, CUDA builds; 0: none, as
+                              without CUDA, with opts->host_regen, or where the rows cannot be
+                              generated on the device: hamiltonian/rowgen_cuda.h) */
   int dict_size;           /* with opts->census: the value dictionary the build would choose, */
   double dict_cover;       /* and the share of its sample it codes (spmv/valdict.h) */
   int64_t exp_bytes;       /* every Expansion block, cached */

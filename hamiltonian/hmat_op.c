@@ -2,12 +2,22 @@
 #include "hamiltonian/hmat_op.h"
 
 #include <omp.h>
+#include <string.h>
 
 #include "base/util.h"
 #include "hamiltonian/hmat_private.h"
 
+#ifndef CISOLVE_HAVE_CUDA
+cis_err cis_hmat_rowgen_cuda_op_create(const cis_hmat *h, const cis_rowgen *g, cis_backend *be,
+                                       cis_operator **out) {
+  (void)h, (void)g, (void)be, (void)out;
+  CIS_ERROR(CIS_ERR_NOT_COMPILED, "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
+}
+#endif
+
 typedef struct {
   const cis_rowgen *g; /* borrowed from the hmat */
+  int64_t r0, r1;      /* the rows multiplied (a rank's, or all) */
   int nbuf;
   cis_rowbuf *buf;     /* one row's scratch per thread */
 } rowgen_op;
@@ -25,11 +35,16 @@ static cis_err rowgen_apply(cis_operator *op, int k, const double *X, double *Y)
   int64_t n = op->n;
   int nt = omp_get_max_threads();
   CIS_CALL(rowgen_buffers(r, nt));
+  /* rows of other ranks (kernels/dist_op.c fills them in): zero */
+  for (int j = 0; j < k; j++) {
+    memset(Y + (int64_t)j * n, 0, sizeof(double) * (size_t)r->r0);
+    memset(Y + (int64_t)j * n + r->r1, 0, sizeof(double) * (size_t)(n - r->r1));
+  }
 #pragma omp parallel num_threads(nt)
   {
     cis_rowbuf *b = &r->buf[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 64)
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = r->r0; i < r->r1; i++) {
       int64_t len = cis_rowgen_row(r->g, i, 0, b);
       for (int j = 0; j < k; j++) {
         const double *x = X + (int64_t)j * n;
@@ -64,11 +79,12 @@ cis_err cis_hmat_rowgen_op_create(const cis_hmat *h, cis_backend *be, cis_operat
   CIS_CHECK(im->rg, CIS_ERR_USAGE,
             "a matrix-free operator needs a CI Hamiltonian: the rows of an explicit matrix are "
             "stored, not generated");
-  CIS_CHECK(!be->is_device, CIS_ERR_USAGE,
-            "the row-generating operator multiplies host vectors: not on %s", be->desc);
+  if (be->is_device) return cis_hmat_rowgen_cuda_op_create(h, im->rg, be, out);
   CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&r, 1, sizeof *r, "row-generating operator"));
   r->g = im->rg;
+  r->r0 = h->matrix_free ? h->mf_begin : 0;
+  r->r1 = h->matrix_free ? h->mf_end : h->n;
   CIS_TRY(rowgen_buffers(r, omp_get_max_threads()));
   cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
   CIS_TRY(cis_operator_new(&rowgen_ops, be, &info, out));

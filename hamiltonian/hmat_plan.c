@@ -6,6 +6,9 @@
 
 #include "base/util.h"
 #include "hamiltonian/hmat_private.h"
+#ifdef CISOLVE_HAVE_CUDA
+#include "hamiltonian/rowgen_cuda.h"
+#endif
 #include "spmv/census.h"
 #include "spmv/hyb_place.h"
 
@@ -153,6 +156,10 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
   out->ell_nslices = (n + CIS_ELL_SLICE - 1) / CIS_ELL_SLICE;
   CIS_TRY(plan_ell(out, g, cis_hmat_nthreads(opts ? opts->nthreads : 0)));
   out->table_bytes = links_bytes(&g->la, space->astr.n) + links_bytes(&g->lb, space->bstr.n);
+#ifdef CISOLVE_HAVE_CUDA
+  if (!(opts && opts->host_regen) && !cis_rowgen_cuda_why(g))
+    out->devgen_bytes = cis_rowgen_cuda_bytes(g);
+#endif
   if (opts && opts->census) CIS_TRY(plan_dictionary(out, g));
 cleanup:
   cis_free(&ref_len);

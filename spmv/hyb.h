@@ -59,6 +59,27 @@ typedef cis_err (*cis_regen_apply_fn)(void *ctx, int64_t row0, int64_t nrows, in
 struct cis_census;
 typedef struct cis_block_sink cis_block_sink;
 
+/* A regenerator of Expansion rows on a CUDA device, made by the upload (through
+ * cis_hyb.regen_dev) for the blocks it does not keep resident: they are then generated and
+ * multiplied on the device in every product instead of being sent from the host. A CI matrix
+ * has one (hamiltonian/rowgen_cuda.h); an explicit matrix has none.
+ *  apply: Y[r, j] += (Expansion part of row r) x_j for r in [row0, row0 + nrows), j < k <= 8,
+ *    on `stream` (a cudaStream_t); x is the vector (k = 1) or the k vectors interleaved
+ *    (x[c * k + j]), Y column-major with leading dimension ldy; device pointers.
+ *  destroy: frees it (device memory included). */
+typedef struct cis_regen_dev cis_regen_dev;
+struct cis_regen_dev {
+  int64_t bytes; /* device memory it holds */
+  cis_err (*apply)(cis_regen_dev *g, int64_t row0, int64_t nrows, int k, const double *x,
+                   double *Y, int64_t ldy, void *stream);
+  void (*destroy)(cis_regen_dev *g);
+};
+/* Makes the device regenerator of ctx on the current device (*out), or says in why[160] why it
+ * cannot (*out NULL, CIS_OK): then the upload streams from the host. *bytes: the device memory
+ * it will take, set in both cases (-1 when it cannot). With out NULL only *bytes and why are
+ * set. */
+typedef cis_err (*cis_regen_dev_fn)(void *ctx, int64_t *bytes, char *why, cis_regen_dev **out);
+
 typedef struct {
   int64_t n;
   cis_ell ell;
@@ -70,6 +91,8 @@ typedef struct {
   cis_regen_fn regen;    /* NULL when every block is cached */
   void *regen_ctx;
   cis_regen_apply_fn regen_apply; /* optional (NULL: regen, then multiply) */
+  cis_regen_dev_fn regen_dev;     /* optional: a device regenerator of the Expansion rows for */
+  void *regen_dev_ctx;            /* the blocks a GPU upload does not keep (CUDA builds) */
   struct cis_census *census;      /* optional, owned: the census of the Expansion rows taken
                                      while they were generated (spmv/census.h) */
   cis_block_sink *sink;           /* optional, borrowed: where the build sent every Expansion

@@ -127,6 +127,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   d->info.dict_seconds = cis_wtime() - t0;
   CIS_TRY(cis_malloc(&resident, (size_t)h->nblocks, 1, "resident block flags"));
   CIS_TRY(hyb_choose_resident(d, avail, flags, resident));
+  CIS_TRY(hyb_devgen_setup(d, flags, &avail, resident));
   {
     /* SELL-32 is built from an upload in the rows' own order with the Reference region as one
      * sliced ELL block */
@@ -169,7 +170,7 @@ static cis_err hyb_cuda_fill(cis_hyb_cuda *d, const cis_hyb *h, int64_t budget,
   CIS_TRY(hyb_launch_init(d));
   CIS_TRY(hyb_dev_alloc(&d->xt, (size_t)h->n * CIS_HYB_CUDA_MAX_K * 8, "multi-vector workspace"));
   d->info.work_bytes = h->n * (int64_t)CIS_HYB_CUDA_MAX_K * 8;
-  if (d->st.nblocks > 0 && !h->regen && h->ncached < h->nblocks)
+  if (d->st.nblocks > 0 && !d->gen && !h->regen && h->ncached < h->nblocks)
     CIS_FAIL(CIS_ERR_INTERNAL,
              "hybrid matrix: %lld Expansion blocks are not cached and there is no regenerator",
              (long long)(h->nblocks - h->ncached));
@@ -228,6 +229,7 @@ void cis_hyb_cuda_destroy(cis_hyb_cuda **pd) {
   hyb_dev_free(&d->sell.ccode);
   cis_census_free(&d->own);
   hyb_dev_free(&d->xt);
+  if (d->gen) d->gen->destroy(d->gen);
   for (int i = 0; i < CIS_NSLOTS; i++) {
     stream_slot *s = &d->st.slots[i];
     if (s->pinned) cudaFreeHost(s->pinned);

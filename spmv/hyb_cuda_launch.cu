@@ -243,6 +243,10 @@ static cis_err collect_times(cis_hyb_cuda *d, double t0) {
   CIS_CUDA(cudaStreamSynchronize(d->stream));
   d->timer.times.t_wall += cis_wtime() - t0;
   d->timer.times.t_kernel += elapsed_s(d->timer.ev[0], d->timer.ev[1]);
+  if (d->gen) {
+    if (d->st.nbatch) d->timer.times.t_devgen += elapsed_s(d->timer.ev[2], d->timer.ev[3]);
+    return CIS_OK;
+  }
   for (int64_t i = 0; i < d->st.nbatch; i++) {
     cudaEvent_t *e = d->timer.ev + 2 + 4 * i;
     d->timer.times.t_copy += elapsed_s(e[0], e[1]);

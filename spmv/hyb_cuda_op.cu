@@ -90,6 +90,16 @@ static void report_placement(const hyb_cuda_op *c, const cis_hyb_cuda_info *in, 
             in->sell, cis_format_bytes((double)in->csr_bytes, b1, sizeof b1),
             (long long)in->sell_slots, (long long)in->resident_blocks,
             (long long)(in->resident_blocks + in->streamed_blocks), regen);
+  else if (in->devgen)
+    fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns%s); Expansion %s "
+                 "cached on the GPU (%d-bit columns, %lld of %lld blocks%s); the other %lld "
+                 "blocks (%lld rows, %.3g entries) generated on the GPU in every product (row "
+                 "generator tables %s)\n",
+            cis_format_bytes((double)in->ell_bytes, b1, sizeof b1), in->index_bits, tiles,
+            cis_format_bytes((double)in->csr_bytes, b2, sizeof b2), in->csr_bits,
+            (long long)in->resident_blocks, (long long)(in->resident_blocks + in->streamed_blocks),
+            regen, (long long)in->streamed_blocks, (long long)in->devgen_rows,
+            (double)in->devgen_nnz, cis_format_bytes((double)in->devgen_bytes, b3, sizeof b3));
   else
     fprintf(out, "gpu placement    Reference (ELL) %s resident (%d-bit columns%s); Expansion %s "
                  "cached on the GPU (%d-bit columns, %lld of %lld blocks%s), %s streamed per "
@@ -118,6 +128,9 @@ static void report_placement(const hyb_cuda_op *c, const cis_hyb_cuda_info *in, 
           in->tune_seconds,
           in->upload_seconds - in->ell_seconds - in->dict_seconds - in->csr_seconds -
               in->tune_seconds);
+  if (in->devgen_note[0])
+    fprintf(out, "gpu generation   streamed blocks sent from the host, not generated on the GPU: "
+                 "%s\n", in->devgen_note);
   if (in->pool_note[0])
     fprintf(out, "gpu pool         not used (%s): the upload took the blocks as if the build "
                  "had sent none\n", in->pool_note);
@@ -129,9 +142,18 @@ static void report_placement(const hyb_cuda_op *c, const cis_hyb_cuda_info *in, 
             in->dict_seconds);
 }
 
-static void report_times(const cis_hyb_cuda_times *t, FILE *out) {
+static void report_times(const cis_hyb_cuda_info *in, const cis_hyb_cuda_times *t, FILE *out) {
   char b1[32];
   double per = t->passes ? 1e3 / (double)t->passes : 0.0;
+  if (in->devgen) {
+    fprintf(out, "gpu products     %lld passes, %.3f s (%.2f ms each): resident kernels %.3f s "
+                 "(%.2f ms), generated on the GPU %.3f s (%.2f ms, %.3g entries a pass: %.3g "
+                 "per second)\n",
+            (long long)t->passes, t->t_wall, t->t_wall * per, t->t_kernel, t->t_kernel * per,
+            t->t_devgen, t->t_devgen * per, (double)in->devgen_nnz,
+            t->t_devgen > 0 ? (double)in->devgen_nnz * (double)t->passes / t->t_devgen : 0.0);
+    return;
+  }
   fprintf(out, "gpu products     %lld passes, %.3f s (%.2f ms each): kernels %.3f s (%.2f ms), "
                "transfers %.3f s (%.2f ms, %s at %.1f GB/s), generation %.3f s (%.2f ms)\n",
           (long long)t->passes, t->t_wall, t->t_wall * per, t->t_kernel, t->t_kernel * per,
@@ -147,7 +169,7 @@ static void hyb_cuda_report(const cis_operator *op, FILE *out) {
   cis_hyb_cuda_get_info(c->mat, &in);
   cis_hyb_cuda_get_times(c->mat, &t);
   report_placement(c, &in, out);
-  if (t.passes) report_times(&t, out);
+  if (t.passes) report_times(&in, &t, out);
 }
 
 static const cis_operator_ops hyb_cuda_ops = {hyb_cuda_apply, hyb_cuda_report, hyb_cuda_destroy};

@@ -152,6 +152,7 @@ struct cis_hyb_cuda {
   const cis_census *cen;
   cis_census own;
   double *xt; /* n x CIS_HYB_CUDA_MAX_K interleaved vectors */
+  cis_regen_dev *gen; /* generates the streamed blocks on the device (hyb_cuda_stream.cu), or NULL */
   cis_hyb_cuda_info info;
 };
 
@@ -200,6 +201,10 @@ cis_err hyb_pool_place(cis_hyb_cuda *d, cis_hyb_cuda_pool *p);
 
 /* ---- hyb_cuda_stream.cu ---- */
 int64_t hyb_stream_reserve(const cis_hyb *h, int nscratch);
+/* After a first choice of resident blocks that leaves some streamed: the matrix's device
+ * regenerator made (unless the flags or the room say no: info.devgen_note), its tables and
+ * the streaming room it frees counted in *avail, and the resident blocks chosen again. */
+cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resident);
 cis_err hyb_slots_create(cis_hyb_cuda *d);
 cis_err hyb_stream_setup(cis_hyb_cuda *d);
 cis_err hyb_apply_streamed(cis_hyb_cuda *d, int k, const double *xt, double *Y, int64_t ldy);

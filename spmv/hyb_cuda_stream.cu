@@ -1,5 +1,6 @@
 /* cisolve: Expansion blocks that are not resident: grouped into batches at upload, and in every
- * product regenerated (or read from the host cache) on OpenMP threads, packed into pinned
+ * product generated and multiplied on the device by the matrix's device regenerator where it
+ * has one, else regenerated (or read from the host cache) on OpenMP threads, packed into pinned
  * buffers, copied and applied, two batches in flight. */
 #include <omp.h>
 #include <string.h>
@@ -16,6 +17,49 @@ int64_t hyb_stream_reserve(const cis_hyb *h, int nscratch) {
 
 int64_t cis_hyb_cuda_stream_bytes(const cis_hyb *h) {
   return hyb_stream_reserve(h, CIS_MAX(1, omp_get_max_threads()));
+}
+
+cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resident) {
+  const cis_hyb *h = d->h;
+  char why[160] = "", b1[32], b2[32];
+  int64_t streamed = 0, bytes = -1;
+  for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
+  if (!streamed || !h->regen_dev) return CIS_OK;
+  if (flags & CIS_HYB_CUDA_HOST_REGEN) {
+    snprintf(d->info.devgen_note, sizeof d->info.devgen_note, "the host's, as asked");
+    return CIS_OK;
+  }
+  CIS_CALL(h->regen_dev(h->regen_dev_ctx, &bytes, why, NULL));
+  if (bytes < 0) {
+    snprintf(d->info.devgen_note, sizeof d->info.devgen_note, "%s", why);
+    return CIS_OK;
+  }
+  /* the streaming buffers are not needed: their room goes to the tables, then to blocks */
+  int64_t room = *avail + hyb_stream_reserve(h, d->st.nscratch) - bytes;
+  if (room < 0) {
+    snprintf(d->info.devgen_note, sizeof d->info.devgen_note,
+             "its tables need %s, the budget leaves %s",
+             cis_format_bytes((double)bytes, b1, sizeof b1),
+             cis_format_bytes((double)(*avail + hyb_stream_reserve(h, d->st.nscratch)), b2,
+                              sizeof b2));
+    return CIS_OK;
+  }
+  CIS_CALL(h->regen_dev(h->regen_dev_ctx, &bytes, why, &d->gen));
+  if (!d->gen) {
+    snprintf(d->info.devgen_note, sizeof d->info.devgen_note, "%s", why);
+    return CIS_OK;
+  }
+  d->info.devgen = 1;
+  d->info.devgen_bytes = d->gen->bytes;
+  *avail = room;
+  d->info.regenerated_blocks = 0;
+  CIS_CALL(hyb_choose_resident(d, room, flags, resident));
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    if (resident[b]) continue;
+    d->info.devgen_rows += h->blocks[b].nrows;
+    d->info.devgen_nnz += d->cen ? d->cen->bnnz[b] : 0;
+  }
+  return CIS_OK;
 }
 
 cis_err hyb_slots_create(cis_hyb_cuda *d) {
@@ -36,7 +80,8 @@ static cis_err make_batches(cis_hyb_cuda *d) {
   for (int64_t i = 0; i < d->st.nblocks; i++) {
     const cis_csr_block *blk = &h->blocks[d->st.ids[i]];
     stream_batch *bt = d->st.nbatch ? &d->st.batches[d->st.nbatch - 1] : NULL;
-    if (bt && bt->count < d->st.nscratch && bt->row0 + bt->nrows == blk->row0) {
+    /* the device generates a run of consecutive blocks in one launch */
+    if (bt && (d->gen || bt->count < d->st.nscratch) && bt->row0 + bt->nrows == blk->row0) {
       bt->count++;
       bt->nrows += blk->nrows;
       continue;
@@ -159,9 +204,25 @@ static cis_err ship_and_apply(cis_hyb_cuda *d, stream_slot *s, const stream_batc
   return CIS_OK;
 }
 
+/* The device generates and multiplies every batch, one launch each, on the compute stream
+ * (timed between ev[0] and ev[1] when given). */
+static cis_err apply_devgen(cis_hyb_cuda *d, int k, const double *xt, double *Y, int64_t ldy,
+                            cudaEvent_t *ev) {
+  if (ev) CIS_CUDA(cudaEventRecord(ev[0], d->stream));
+  for (int64_t i = 0; i < d->st.nbatch; i++) {
+    const stream_batch *bt = &d->st.batches[i];
+    CIS_CALL(d->gen->apply(d->gen, bt->row0, bt->nrows, k, xt, Y, ldy, (void *)d->stream));
+  }
+  if (ev) CIS_CUDA(cudaEventRecord(ev[1], d->stream));
+  d->info.streamed_nnz = d->info.devgen_nnz;
+  d->info.streamed_bytes = 0;
+  return CIS_OK;
+}
+
 /* Host generation of batch i+1 overlaps the copy and the kernel of batch i. */
 cis_err hyb_apply_streamed(cis_hyb_cuda *d, int k, const double *xt, double *Y, int64_t ldy) {
   int64_t nnz = 0, bytes = 0;
+  if (d->gen) return apply_devgen(d, k, xt, Y, ldy, d->timer.on ? d->timer.ev + 2 : NULL);
   for (int64_t i = 0; i < d->st.nbatch; i++) {
     const stream_batch *bt = &d->st.batches[i];
     stream_slot *s = &d->st.slots[i % CIS_NSLOTS];

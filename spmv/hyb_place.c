@@ -114,6 +114,14 @@ void cis_place_plan_make(const cis_place_input *in, cis_place_plan *o) {
   double per = nb ? (double)in->nnz_exp / (double)nb : 0.0, share = o->coded ? in->dict_cover : 0.0;
   int64_t bytes = cis_place_entries_bytes((int64_t)per, (int64_t)(share * per), o->csr_bits);
   o->resident_blocks = bytes > 0 ? CIS_MIN(nb, avail / bytes) : nb;
+  /* blocks left to stream, a device regenerator that fits beside the rest: the upload gives
+   * its tables the streaming buffers' room and chooses again (spmv/hyb_cuda_stream.cu) */
+  int64_t room = avail + (o->coded ? overhead : 0) + o->stream_reserve - in->devgen_bytes;
+  if (o->resident_blocks < nb && in->devgen_bytes > 0 && room >= 0) {
+    o->devgen = 1;
+    if (o->coded) room = CIS_MAX((int64_t)0, room - overhead);
+    o->resident_blocks = bytes > 0 ? CIS_MIN(nb, room / bytes) : nb;
+  }
   o->streamed_blocks = nb - o->resident_blocks;
   o->resident_nnz = nb ? in->nnz_exp * o->resident_blocks / nb : 0;
   o->resident_bytes =

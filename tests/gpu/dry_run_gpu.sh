@@ -4,7 +4,8 @@
 # The GPU plan of --dry-run against the placement the run reports with the same options: the
 # resident Expansion blocks (within two blocks, or 5% of them: the plan takes every block as
 # the mean block), the columns' bits, coded values or plain, the build's pool (blocks sent to
-# the GPU as they are built) and whether the run chose the layout the plan named (SELL-32 is
+# the GPU as they are built), whether the blocks that are not resident are generated on the GPU
+# and whether the run chose the layout the plan named (SELL-32 is
 # decided at upload on its padding: the plan names it a candidate, and the run must use SELL-32
 # or the hybrid layout the plan names beside it). Exit 77 (skipped) when no GPU is usable.
 set -u
@@ -37,7 +38,10 @@ rcoded=$(grep -m1 -c '^gpu coded values' "$dir/run.log")
 [ "$pcoded" = "$rcoded" ] || fail "coded values: plan $pcoded, run $rcoded"
 ppool=$(grep -c 'as the build generates them' <<<"$dp") rpool=$(grep -c 'as the host built them' <<<"$rp")
 [ "$ppool" = "$rpool" ] || fail "the build's pool: plan $ppool, run $rpool"
-echo "ok: coded values $pcoded/$rcoded, the build's pool $ppool/$rpool"
+pgen=$(grep -c 'generated on the GPU in every product' <<<"$dp")
+rgen=$(grep -c 'generated on the GPU in every product' <<<"$rp")
+[ "$pgen" = "$rgen" ] || fail "blocks generated on the GPU: plan $pgen, run $rgen"
+echo "ok: coded values $pcoded/$rcoded, the build's pool $ppool/$rpool, generated on the GPU $pgen/$rgen"
 
 if grep -q 'SELL-32' <<<"$rp"; then
   grep -q '^gpu layout *SELL-32' "$dir/dry.log" || fail "the run used SELL-32, the plan did not name it"

@@ -15,8 +15,8 @@ static inline void random_ints(cis_integrals *in, int norb, int na, int nb, unsi
   in->norb = norb;
   in->nalpha = na;
   in->nbeta = nb;
-  in->h1e = calloc((size_t)norb * norb, sizeof(double));
-  in->eri = calloc((size_t)cis_eri_size(norb), sizeof(double));
+  in->h1e = (double *)calloc((size_t)norb * norb, sizeof(double));
+  in->eri = (double *)calloc((size_t)cis_eri_size(norb), sizeof(double));
   for (int p = 0; p < norb; p++)
     for (int q = 0; q <= p; q++)
       in->h1e[p * norb + q] = in->h1e[q * norb + p] = (p == q ? p : 0.1 * rand() / RAND_MAX);

@@ -1,0 +1,544 @@
+/* The row generator on a CUDA device (hamiltonian/rowgen_cuda.h). */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "base/util.h"
+#include "hamiltonian/rowgen_cuda.h"
+}
+#include "base/cuda_check.cuh"
+
+#define WARPS 4   /* warps (rows at a time) per block */
+#define FULL 0xffffffffu
+
+/* What the kernels read: device copies of the host generator's tables. */
+typedef struct {
+  int64_t n, na, nb;        /* determinants; alpha and beta strings */
+  int norb, nw, ncls;
+  int64_t npair;
+  int vpp;                  /* v is the pair-square V (npair x npair), else the 8-fold packed */
+  int direct;               /* complete alpha rows take the class-grouped direct path */
+  double spin_shift;        /* the (unsquared) spin penalty's shift, 0: none */
+  const int64_t *las_ptr, *lad_ptr, *lbs_ptr, *lbd_ptr;
+  const cis_link1 *las, *lbs;
+  const cis_link2 *lad, *lbd;
+  const int32_t *det_ia, *det_ib, *amaj_ib, *amaj_det;
+  const int64_t *aptr;
+  const uint64_t *abits, *bbits;
+  const double *diag, *v;
+  const int32_t *pcls, *cls_ptr;
+  const unsigned char *cls_nz;
+} gen_view;
+
+struct cis_rowgen_cuda {
+  gen_view g;
+  int64_t bytes;
+  void *mem[24];            /* the device arrays, freed together */
+  int nmem;
+  cis_regen_dev pub;        /* as the upload's device regenerator */
+  int64_t nref;
+};
+
+/* ---- device side ----------------------------------------------------------------------------- */
+
+__device__ __forceinline__ int64_t dpair(int64_t p, int64_t q) {
+  return p >= q ? p * (p + 1) / 2 + q : q * (q + 1) / 2 + p;
+}
+
+__device__ __forceinline__ double dv(const gen_view &g, int64_t P, int64_t Q) {
+  return g.vpp ? g.v[P * g.npair + Q] : g.v[dpair(P, Q)];
+}
+
+/* cis_space_lookup */
+__device__ __forceinline__ int64_t dlookup(const gen_view &g, int64_t ia, int32_t ib) {
+  int64_t lo = g.aptr[ia], hi = g.aptr[ia + 1];
+  if (hi - lo == g.nb) return g.amaj_det[lo + ib];
+  hi--;
+  while (lo <= hi) {
+    int64_t mid = lo + ((hi - lo) >> 1);
+    int32_t x = g.amaj_ib[mid];
+    if (x == ib) return g.amaj_det[mid];
+    if (x < ib)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+/* rowgen.c cross_sum, in its order */
+__device__ __forceinline__ double dcross(const gen_view &g, int64_t P, const int32_t *pkk,
+                                         int n) {
+  double s = 0.0;
+  if (g.vpp) {
+    const double *row = g.v + P * g.npair;
+    for (int x = 0; x < n; x++) s += row[pkk[x]];
+  } else {
+    for (int x = 0; x < n; x++) s += g.v[dpair(P, pkk[x])];
+  }
+  return s;
+}
+
+__device__ int docc_pairs(const uint64_t *str, int nw, int32_t *pkk) {
+  int n = 0;
+  for (int w = 0; w < nw; w++)
+    for (uint64_t x = str[w]; x; x &= x - 1) {
+      int64_t k = 64 * w + (__ffsll((long long)x) - 1);
+      pkk[n++] = (int32_t)dpair(k, k);
+    }
+  return n;
+}
+
+/* The consumers of a row's candidates; every lane of the warp calls push together (ok: whether
+ * this lane has a candidate). */
+struct count_sink {
+  int64_t min_col;
+  int cnt;
+  __device__ void push(bool ok, int64_t col, double v) {
+    cnt += ok && col >= min_col && fabs(v) > CIS_ROWGEN_DROP;
+  }
+  __device__ void push_diag(bool ok, int64_t col) { cnt += ok && col >= min_col; }
+};
+
+struct fill_sink {
+  int64_t min_col;
+  int64_t at; /* warp-uniform: the next free position */
+  int32_t *col;
+  double *val;
+  int lane;
+  __device__ void put(bool keep, int64_t c, double v) {
+    unsigned m = __ballot_sync(FULL, keep);
+    if (keep) {
+      int64_t p = at + __popc(m & ((1u << lane) - 1u));
+      col[p] = (int32_t)c;
+      val[p] = v;
+    }
+    at += __popc(m);
+  }
+  __device__ void push(bool ok, int64_t c, double v) {
+    put(ok && c >= min_col && fabs(v) > CIS_ROWGEN_DROP, c, v);
+  }
+  __device__ void push_diag(bool ok, int64_t c) { put(ok && c >= min_col, c, 0.0); }
+  double diag;
+};
+
+/* x_j[c]: the k vectors interleaved (ldx 0: x[c k + j]) or column-major (x[j ldx + c]). */
+__device__ __forceinline__ double xval(const double *x, int64_t ldx, int k, int64_t c, int j) {
+  return ldx ? x[j * ldx + c] : x[c * k + j];
+}
+
+template <int K>
+struct apply_sink {
+  int64_t min_col, ldx;
+  const double *x;
+  int k;
+  double acc[K];
+  __device__ void push(bool ok, int64_t c, double v) {
+    if (ok && c >= min_col && fabs(v) > CIS_ROWGEN_DROP) {
+      if (K == 1) {
+        acc[0] += v * x[c];
+      } else {
+#pragma unroll
+        for (int j = 0; j < K; j++)
+          if (j < k) acc[j] += v * xval(x, ldx, k, c, j);
+      }
+    }
+  }
+};
+
+/* The row's candidates, in the host's order (rowgen.c gen_row), handed to s. pk: this warp's
+ * 2 (norb + 1) pair slots. The diagonal is the caller's. */
+template <class S>
+__device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *pk, S &s) {
+  int32_t ia = g.det_ia[row], ib = g.det_ib[row];
+  int32_t *pka = pk, *pkb = pk + g.norb + 1;
+  int na = 0, nb = 0;
+  if (lane == 0) {
+    na = docc_pairs(g.abits + (int64_t)ia * g.nw, g.nw, pka);
+    nb = docc_pairs(g.bbits + (int64_t)ib * g.nw, g.nw, pkb);
+  }
+  na = __shfl_sync(FULL, na, 0);
+  nb = __shfl_sync(FULL, nb, 0);
+  __syncwarp();
+  const int64_t bs0 = g.lbs_ptr[ib];
+  const int nbs = (int)(g.lbs_ptr[ib + 1] - bs0);
+  const cis_link1 *bs = g.lbs + bs0;
+  const int32_t *cp = g.cls_ptr + (int64_t)ib * (g.ncls + 1);
+  /* alpha singles: with beta unchanged, and times every beta single */
+  for (int64_t q = g.las_ptr[ia]; q < g.las_ptr[ia + 1]; q++) {
+    const cis_link1 L = g.las[q];
+    int64_t lo = g.aptr[L.tgt], len = g.aptr[L.tgt + 1] - lo;
+    if (len == 0) continue;
+    bool full = len == g.nb;
+    {
+      bool mine = lane == (int)(q & 31);
+      int64_t c = -1;
+      double v = 0.0;
+      if (mine) {
+        c = full ? (int64_t)g.amaj_det[lo + ib] : dlookup(g, L.tgt, ib);
+        v = L.v + L.sign * dcross(g, L.pai, pkb, nb);
+      }
+      s.push(mine, c, v);
+    }
+    if (full && g.direct) {
+      const int32_t *det = g.amaj_det + lo;
+      const unsigned char *nz = g.cls_nz + (int64_t)g.pcls[L.pai] * g.ncls;
+      const double *vrow = g.v + (int64_t)L.pai * g.npair;
+      const double sl = (double)L.sign;
+      for (int c = 0; c < g.ncls; c++) {
+        if (!nz[c]) continue;
+        for (int t0 = cp[c]; t0 < cp[c + 1]; t0 += 32) {
+          int t = t0 + lane;
+          bool ok = t < cp[c + 1];
+          int64_t col = -1;
+          double v = 0.0;
+          if (ok) {
+            const cis_link1 M = bs[t];
+            v = sl * (double)M.sign * vrow[M.pai];
+            col = det[M.tgt];
+          }
+          s.push(ok, col, v);
+        }
+      }
+      continue;
+    }
+    for (int t0 = 0; t0 < nbs; t0 += 32) {
+      int t = t0 + lane;
+      bool ok = t < nbs;
+      int64_t col = -1;
+      double v = 0.0;
+      if (ok) {
+        const cis_link1 M = bs[t];
+        col = full ? (int64_t)g.amaj_det[lo + M.tgt] : dlookup(g, L.tgt, M.tgt);
+        double flip = 0.0; /* rowgen.c spin_flip (the unsquared penalty only) */
+        if (g.spin_shift != 0.0 && L.pai == M.pai && L.from != M.from)
+          flip = -g.spin_shift * L.sign * M.sign;
+        v = L.sign * M.sign * dv(g, L.pai, M.pai) + flip;
+      }
+      s.push(ok, col, v);
+    }
+  }
+  /* beta singles, then alpha and beta doubles (rowgen.c row_rest) */
+  int64_t alo = g.aptr[ia];
+  bool afull = g.aptr[ia + 1] - alo == g.nb;
+  for (int t0 = 0; t0 < nbs; t0 += 32) {
+    int t = t0 + lane;
+    bool ok = t < nbs;
+    int64_t col = -1;
+    double v = 0.0;
+    if (ok) {
+      const cis_link1 M = bs[t];
+      col = afull ? (int64_t)g.amaj_det[alo + M.tgt] : dlookup(g, ia, M.tgt);
+      v = M.v + M.sign * dcross(g, M.pai, pka, na);
+    }
+    s.push(ok, col, v);
+  }
+  const int64_t ad0 = g.lad_ptr[ia], ad1 = g.lad_ptr[ia + 1];
+  for (int64_t p0 = ad0; p0 < ad1; p0 += 32) {
+    int64_t p = p0 + lane;
+    bool ok = p < ad1;
+    int64_t col = -1;
+    double v = 0.0;
+    if (ok) {
+      const cis_link2 D = g.lad[p];
+      ok = g.aptr[D.tgt + 1] > g.aptr[D.tgt];
+      if (ok) col = dlookup(g, D.tgt, ib);
+      v = D.v;
+    }
+    s.push(ok, col, v);
+  }
+  const int64_t bd0 = g.lbd_ptr[ib], bd1 = g.lbd_ptr[ib + 1];
+  for (int64_t p0 = bd0; p0 < bd1; p0 += 32) {
+    int64_t p = p0 + lane;
+    bool ok = p < bd1;
+    int64_t col = -1;
+    double v = 0.0;
+    if (ok) {
+      const cis_link2 D = g.lbd[p];
+      col = afull ? (int64_t)g.amaj_det[alo + D.tgt] : dlookup(g, ia, D.tgt);
+      v = D.v;
+    }
+    s.push(ok, col, v);
+  }
+  __syncwarp(); /* pk is reused by the warp's next row */
+}
+
+__global__ void __launch_bounds__(32 * WARPS)
+    count_kernel(gen_view g, int64_t row0, int64_t nrows, int64_t min_col, int32_t *len) {
+  extern __shared__ int32_t smem[];
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  int32_t *pk = smem + w * 2 * (g.norb + 1);
+  for (int64_t l = (int64_t)blockIdx.x * WARPS + w; l < nrows; l += (int64_t)gridDim.x * WARPS) {
+    int64_t row = row0 + l;
+    count_sink s = {min_col, 0};
+    s.push_diag(lane == 0, row);
+    gen_offdiag(g, row, lane, pk, s);
+    int c = s.cnt;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(FULL, c, o);
+    if (lane == 0) len[l] = c;
+  }
+}
+
+__global__ void __launch_bounds__(32 * WARPS)
+    fill_kernel(gen_view g, int64_t row0, int64_t nrows, int64_t min_col, const int64_t *rowptr,
+                int32_t *col, double *val) {
+  extern __shared__ int32_t smem[];
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  int32_t *pk = smem + w * 2 * (g.norb + 1);
+  for (int64_t l = (int64_t)blockIdx.x * WARPS + w; l < nrows; l += (int64_t)gridDim.x * WARPS) {
+    int64_t row = row0 + l;
+    fill_sink s;
+    s.min_col = min_col;
+    s.at = rowptr[l] - rowptr[0];
+    s.col = col;
+    s.val = val;
+    s.lane = lane;
+    bool d = lane == 0 && row >= min_col;
+    unsigned m = __ballot_sync(FULL, d);
+    if (d) {
+      col[s.at] = (int32_t)row;
+      val[s.at] = g.diag[row];
+    }
+    s.at += __popc(m);
+    gen_offdiag(g, row, lane, pk, s);
+  }
+}
+
+template <int K>
+__global__ void __launch_bounds__(32 * WARPS)
+    apply_kernel(gen_view g, int64_t row0, int64_t nrows, int64_t min_col, int k,
+                 const double *x, int64_t ldx, double *Y, int64_t ldy) {
+  extern __shared__ int32_t smem[];
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  int32_t *pk = smem + w * 2 * (g.norb + 1);
+  for (int64_t l = (int64_t)blockIdx.x * WARPS + w; l < nrows; l += (int64_t)gridDim.x * WARPS) {
+    int64_t row = row0 + l;
+    apply_sink<K> s;
+    s.min_col = min_col;
+    s.ldx = ldx;
+    s.x = x;
+    s.k = k;
+#pragma unroll
+    for (int j = 0; j < K; j++) s.acc[j] = 0.0;
+    if (lane == 0 && row >= min_col) { /* the diagonal, kept even when zero */
+      double dg = g.diag[row];
+#pragma unroll
+      for (int j = 0; j < K; j++)
+        if (j < k) s.acc[j] += dg * (K == 1 ? x[row] : xval(x, ldx, k, row, j));
+    }
+    gen_offdiag(g, row, lane, pk, s);
+#pragma unroll
+    for (int j = 0; j < K; j++) {
+      if (j >= k) break;
+      double a = s.acc[j];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(FULL, a, o);
+      if (lane == 0) Y[row + j * ldy] += a;
+    }
+  }
+}
+
+/* ---- host side ------------------------------------------------------------------------------- */
+
+const char *cis_rowgen_cuda_why(const cis_rowgen *g) {
+  if (g->spin_squared)
+    return "the squared spin penalty (a spin above the lowest of the space's Ms) is generated on "
+           "the host only";
+  if (g->space->norb > CIS_ROWGEN_CUDA_MAX_NORB) return "more orbitals than the device generator takes";
+  if (g->space->ndet > INT32_MAX) return "more than 2^31 - 1 determinants";
+  return NULL;
+}
+
+/* The arrays a device generator holds, with their bytes: one table shared by the byte count and
+ * the copy. */
+typedef struct {
+  const void *src;
+  size_t bytes;
+  const void **dst;
+} gen_array;
+
+static int gen_arrays(const cis_rowgen *g, gen_view *v, const double *diag, gen_array *a) {
+  const cis_space *s = g->space;
+  int64_t na = s->astr.n, nb = s->bstr.n, n = s->ndet;
+  int64_t nv = g->sc.vpp ? g->sc.npair * g->sc.npair : cis_eri_size(s->norb);
+  const gen_array t[] = {
+      {g->la.s_ptr, (size_t)(na + 1) * 8, (const void **)&v->las_ptr},
+      {g->la.d_ptr, (size_t)(na + 1) * 8, (const void **)&v->lad_ptr},
+      {g->lb.s_ptr, (size_t)(nb + 1) * 8, (const void **)&v->lbs_ptr},
+      {g->lb.d_ptr, (size_t)(nb + 1) * 8, (const void **)&v->lbd_ptr},
+      {g->la.s, (size_t)g->la.s_ptr[na] * sizeof(cis_link1), (const void **)&v->las},
+      {g->lb.s, (size_t)g->lb.s_ptr[nb] * sizeof(cis_link1), (const void **)&v->lbs},
+      {g->la.d, (size_t)g->la.d_ptr[na] * sizeof(cis_link2), (const void **)&v->lad},
+      {g->lb.d, (size_t)g->lb.d_ptr[nb] * sizeof(cis_link2), (const void **)&v->lbd},
+      {s->det_ia, (size_t)n * 4, (const void **)&v->det_ia},
+      {s->det_ib, (size_t)n * 4, (const void **)&v->det_ib},
+      {s->amaj_ib, (size_t)n * 4, (const void **)&v->amaj_ib},
+      {s->amaj_det, (size_t)n * 4, (const void **)&v->amaj_det},
+      {s->aptr, (size_t)(na + 1) * 8, (const void **)&v->aptr},
+      {s->astr.bits, (size_t)(na * s->nw) * 8, (const void **)&v->abits},
+      {s->bstr.bits, (size_t)(nb * s->nw) * 8, (const void **)&v->bbits},
+      {diag, (size_t)n * 8, (const void **)&v->diag},
+      {g->sc.vpp ? (const void *)g->sc.vpp : (const void *)g->sc.eri, (size_t)nv * 8,
+       (const void **)&v->v},
+      {g->pcls, (size_t)g->sc.npair * 4, (const void **)&v->pcls},
+      {g->cls_ptr, (size_t)(nb * (g->ncls + 1)) * 4, (const void **)&v->cls_ptr},
+      {g->cls_nz, (size_t)(g->ncls * g->ncls), (const void **)&v->cls_nz},
+  };
+  int m = (int)(sizeof t / sizeof *t);
+  for (int i = 0; i < m; i++) a[i] = t[i];
+  return m;
+}
+
+int64_t cis_rowgen_cuda_bytes(const cis_rowgen *g) {
+  gen_view v;
+  gen_array a[24];
+  int m = gen_arrays(g, &v, NULL, a);
+  int64_t b = 0;
+  for (int i = 0; i < m; i++) b += (int64_t)((a[i].bytes + 255) & ~(size_t)255);
+  return b;
+}
+
+int64_t cis_rowgen_cuda_size(const cis_rowgen_cuda *d) { return d->bytes; }
+
+void cis_rowgen_cuda_destroy(cis_rowgen_cuda **pd) {
+  cis_rowgen_cuda *d = *pd;
+  if (!d) return;
+  for (int i = 0; i < d->nmem; i++)
+    if (d->mem[i]) cudaFree(d->mem[i]);
+  cis_free(pd);
+}
+
+cis_err cis_rowgen_cuda_create(const cis_rowgen *g, cis_rowgen_cuda **out) {
+  cis_err err = CIS_OK;
+  cis_rowgen_cuda *d = NULL;
+  double *diag = NULL;
+  const cis_space *s = g->space;
+  const char *why = cis_rowgen_cuda_why(g);
+  *out = NULL;
+  CIS_CHECK(!why, CIS_ERR_USAGE, "rows on the device: %s", why);
+  CIS_CLEANUP_FUNCTION;
+  CIS_TRY(cis_calloc(&d, 1, sizeof *d, "device row generator"));
+  /* the diagonal as the host's row has it (rowgen.c gen_row) */
+  CIS_TRY(cis_malloc(&diag, (size_t)s->ndet, sizeof *diag, "diagonal"));
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < s->ndet; r++) diag[r] = s->hdiag[r] + cis_rowgen_penalty_diag(g, r);
+  {
+    gen_view *v = &d->g;
+    gen_array a[24];
+    int m = gen_arrays(g, v, diag, a);
+    for (int i = 0; i < m; i++) {
+      void *p = NULL;
+      size_t bytes = a[i].bytes ? a[i].bytes : 8;
+      cudaError_t e = cudaMalloc(&p, bytes);
+      if (e != cudaSuccess) {
+        char b[32];
+        CIS_FAIL(cis_cuda_code(e), "cudaMalloc of the device row generator's tables (%s): %s",
+                 cis_format_bytes((double)bytes, b, sizeof b), cudaGetErrorString(e));
+      }
+      d->mem[d->nmem++] = p;
+      d->bytes += (int64_t)((bytes + 255) & ~(size_t)255);
+      if (a[i].bytes) CIS_CUDA_TRY(cudaMemcpy(p, a[i].src, a[i].bytes, cudaMemcpyHostToDevice));
+      *a[i].dst = p;
+    }
+    v->n = s->ndet;
+    v->na = s->astr.n;
+    v->nb = s->bstr.n;
+    v->norb = s->norb;
+    v->nw = s->nw;
+    v->ncls = g->ncls;
+    v->npair = g->sc.npair;
+    v->vpp = g->sc.vpp != NULL;
+    v->spin_shift = g->spin_shift;
+    /* rowgen.c row_alpha_singles: direct_ok (the squared penalty never reaches here) */
+    v->direct = v->vpp && g->spin_shift == 0.0;
+  }
+  d->nref = s->nref;
+  *out = d;
+  d = NULL;
+cleanup:
+  cis_free(&diag);
+  cis_rowgen_cuda_destroy(&d);
+  return err;
+}
+
+static unsigned grid_for(int64_t nrows) {
+  int64_t b = (nrows + WARPS - 1) / WARPS;
+  return (unsigned)CIS_MIN(b, (int64_t)1 << 20);
+}
+
+static size_t smem_for(const cis_rowgen_cuda *d) {
+  return (size_t)WARPS * 2 * (size_t)(d->g.norb + 1) * sizeof(int32_t);
+}
+
+cis_err cis_rowgen_cuda_count(const cis_rowgen_cuda *d, int64_t row0, int64_t nrows,
+                              int64_t min_col, int32_t *len, void *stream) {
+  if (nrows <= 0) return CIS_OK;
+  count_kernel<<<grid_for(nrows), 32 * WARPS, smem_for(d), (cudaStream_t)stream>>>(
+      d->g, row0, nrows, min_col, len);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}
+
+cis_err cis_rowgen_cuda_fill(const cis_rowgen_cuda *d, int64_t row0, int64_t nrows,
+                             int64_t min_col, const int64_t *rowptr, int32_t *col, double *val,
+                             void *stream) {
+  if (nrows <= 0) return CIS_OK;
+  fill_kernel<<<grid_for(nrows), 32 * WARPS, smem_for(d), (cudaStream_t)stream>>>(
+      d->g, row0, nrows, min_col, rowptr, col, val);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}
+
+cis_err cis_rowgen_cuda_apply(const cis_rowgen_cuda *d, int64_t row0, int64_t nrows,
+                              int64_t min_col, int k, const double *x, int64_t ldx, double *Y,
+                              int64_t ldy, void *stream) {
+  CIS_CHECK(k >= 1 && k <= 8, CIS_ERR_INTERNAL, "device row generator: %d vectors", k);
+  if (nrows <= 0) return CIS_OK;
+  unsigned gr = grid_for(nrows);
+  size_t sm = smem_for(d);
+  cudaStream_t st = (cudaStream_t)stream;
+  if (k == 1)
+    apply_kernel<1><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, 1, x, ldx, Y, ldy);
+  else if (k <= 4)
+    apply_kernel<4><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+  else
+    apply_kernel<8><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+  CIS_CUDA(cudaGetLastError());
+  return CIS_OK;
+}
+
+/* ---- as the upload's device regenerator (spmv/hyb.h cis_regen_dev) ---------------------------- */
+
+static cis_rowgen_cuda *of_pub(cis_regen_dev *p) {
+  return (cis_rowgen_cuda *)((char *)p - offsetof(cis_rowgen_cuda, pub));
+}
+
+static cis_err regen_dev_apply(cis_regen_dev *p, int64_t row0, int64_t nrows, int k,
+                               const double *x, double *Y, int64_t ldy, void *stream) {
+  cis_rowgen_cuda *d = of_pub(p);
+  return cis_rowgen_cuda_apply(d, row0, nrows, d->nref, k, x, 0, Y, ldy, stream);
+}
+
+static void regen_dev_destroy(cis_regen_dev *p) {
+  cis_rowgen_cuda *d = of_pub(p);
+  cis_rowgen_cuda_destroy(&d);
+}
+
+cis_err cis_rowgen_regen_dev(void *ctx, int64_t *bytes, char *why, cis_regen_dev **out) {
+  const cis_rowgen *g = (const cis_rowgen *)ctx;
+  const char *no = cis_rowgen_cuda_why(g);
+  if (out) *out = NULL;
+  *bytes = no ? -1 : cis_rowgen_cuda_bytes(g);
+  if (why) snprintf(why, 160, "%s", no ? no : "");
+  if (no || !out) return CIS_OK;
+  cis_rowgen_cuda *d = NULL;
+  CIS_CALL(cis_rowgen_cuda_create(g, &d));
+  d->pub.bytes = d->bytes;
+  d->pub.apply = regen_dev_apply;
+  d->pub.destroy = regen_dev_destroy;
+  *out = &d->pub;
+  return CIS_OK;
+}
