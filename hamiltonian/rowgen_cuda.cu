@@ -10,7 +10,8 @@ extern "C" {
 }
 #include "base/cuda_check.cuh"
 
-#define WARPS 4   /* warps (rows at a time) per block */
+#define WARPS 4   /* warps per block */
+#define CIS_ROWGEN_CUDA_LANES 4 /* a row's lanes in products by default (lanes_for) */
 #define FULL 0xffffffffu
 
 /* What the kernels read: device copies of the host generator's tables. */
@@ -39,6 +40,7 @@ struct cis_rowgen_cuda {
   int nmem;
   cis_regen_dev pub;        /* as the upload's device regenerator */
   int64_t nref;
+  int lanes;                /* a row's lanes in products (4, 8, 16 or 32): lanes_for */
 };
 
 /* ---- device side ----------------------------------------------------------------------------- */
@@ -148,10 +150,17 @@ struct apply_sink {
   }
 };
 
-/* The row's candidates, in the host's order (rowgen.c gen_row), handed to s. pk: this warp's
- * 2 (norb + 1) pair slots. The diagonal is the caller's. */
-template <class S>
-__device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *pk, S &s) {
+/* The lanes of a row: NL of them (4, 8, 16 or 32), lane `lane` (0..NL-1) of the group `mask`. */
+template <int NL>
+__device__ __forceinline__ unsigned group_mask(int warp_lane) {
+  return NL == 32 ? FULL : ((1u << NL) - 1u) << (warp_lane & ~(NL - 1));
+}
+
+/* The row's candidates, in the host's order (rowgen.c gen_row), handed to s by the row's NL
+ * lanes, NL at a time. pk: the group's 2 (norb + 1) pair slots. The diagonal is the caller's. */
+template <int NL, class S>
+__device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, unsigned mask, int32_t *pk,
+                            S &s) {
   int32_t ia = g.det_ia[row], ib = g.det_ib[row];
   int32_t *pka = pk, *pkb = pk + g.norb + 1;
   int na = 0, nb = 0;
@@ -159,9 +168,9 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
     na = docc_pairs(g.abits + (int64_t)ia * g.nw, g.nw, pka);
     nb = docc_pairs(g.bbits + (int64_t)ib * g.nw, g.nw, pkb);
   }
-  na = __shfl_sync(FULL, na, 0);
-  nb = __shfl_sync(FULL, nb, 0);
-  __syncwarp();
+  na = __shfl_sync(mask, na, 0, NL);
+  nb = __shfl_sync(mask, nb, 0, NL);
+  __syncwarp(mask);
   const int64_t bs0 = g.lbs_ptr[ib];
   const int nbs = (int)(g.lbs_ptr[ib + 1] - bs0);
   const cis_link1 *bs = g.lbs + bs0;
@@ -173,7 +182,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
     if (len == 0) continue;
     bool full = len == g.nb;
     {
-      bool mine = lane == (int)(q & 31);
+      bool mine = lane == (int)(q & (NL - 1));
       int64_t c = -1;
       double v = 0.0;
       if (mine) {
@@ -189,7 +198,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
       const double sl = (double)L.sign;
       for (int c = 0; c < g.ncls; c++) {
         if (!nz[c]) continue;
-        for (int t0 = cp[c]; t0 < cp[c + 1]; t0 += 32) {
+        for (int t0 = cp[c]; t0 < cp[c + 1]; t0 += NL) {
           int t = t0 + lane;
           bool ok = t < cp[c + 1];
           int64_t col = -1;
@@ -204,7 +213,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
       }
       continue;
     }
-    for (int t0 = 0; t0 < nbs; t0 += 32) {
+    for (int t0 = 0; t0 < nbs; t0 += NL) {
       int t = t0 + lane;
       bool ok = t < nbs;
       int64_t col = -1;
@@ -223,7 +232,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
   /* beta singles, then alpha and beta doubles (rowgen.c row_rest) */
   int64_t alo = g.aptr[ia];
   bool afull = g.aptr[ia + 1] - alo == g.nb;
-  for (int t0 = 0; t0 < nbs; t0 += 32) {
+  for (int t0 = 0; t0 < nbs; t0 += NL) {
     int t = t0 + lane;
     bool ok = t < nbs;
     int64_t col = -1;
@@ -236,7 +245,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
     s.push(ok, col, v);
   }
   const int64_t ad0 = g.lad_ptr[ia], ad1 = g.lad_ptr[ia + 1];
-  for (int64_t p0 = ad0; p0 < ad1; p0 += 32) {
+  for (int64_t p0 = ad0; p0 < ad1; p0 += NL) {
     int64_t p = p0 + lane;
     bool ok = p < ad1;
     int64_t col = -1;
@@ -250,7 +259,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
     s.push(ok, col, v);
   }
   const int64_t bd0 = g.lbd_ptr[ib], bd1 = g.lbd_ptr[ib + 1];
-  for (int64_t p0 = bd0; p0 < bd1; p0 += 32) {
+  for (int64_t p0 = bd0; p0 < bd1; p0 += NL) {
     int64_t p = p0 + lane;
     bool ok = p < bd1;
     int64_t col = -1;
@@ -262,7 +271,7 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, int32_t *p
     }
     s.push(ok, col, v);
   }
-  __syncwarp(); /* pk is reused by the warp's next row */
+  __syncwarp(mask); /* pk is reused by the group's next row */
 }
 
 __global__ void __launch_bounds__(32 * WARPS)
@@ -274,7 +283,7 @@ __global__ void __launch_bounds__(32 * WARPS)
     int64_t row = row0 + l;
     count_sink s = {min_col, 0};
     s.push_diag(lane == 0, row);
-    gen_offdiag(g, row, lane, pk, s);
+    gen_offdiag<32>(g, row, lane, FULL, pk, s);
     int c = s.cnt;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(FULL, c, o);
@@ -303,18 +312,21 @@ __global__ void __launch_bounds__(32 * WARPS)
       val[s.at] = g.diag[row];
     }
     s.at += __popc(m);
-    gen_offdiag(g, row, lane, pk, s);
+    gen_offdiag<32>(g, row, lane, FULL, pk, s);
   }
 }
 
-template <int K>
+/* A row per group of NL lanes: 32 / NL rows per warp, each group on its own rows. */
+template <int K, int NL>
 __global__ void __launch_bounds__(32 * WARPS)
     apply_kernel(gen_view g, int64_t row0, int64_t nrows, int64_t min_col, int k,
                  const double *x, int64_t ldx, double *Y, int64_t ldy) {
   extern __shared__ int32_t smem[];
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int R = 32 / NL * WARPS; /* rows of a block at a time */
+  int lane = threadIdx.x & (NL - 1), w = threadIdx.x / NL;
+  unsigned mask = group_mask<NL>(threadIdx.x & 31);
   int32_t *pk = smem + w * 2 * (g.norb + 1);
-  for (int64_t l = (int64_t)blockIdx.x * WARPS + w; l < nrows; l += (int64_t)gridDim.x * WARPS) {
+  for (int64_t l = (int64_t)blockIdx.x * R + w; l < nrows; l += (int64_t)gridDim.x * R) {
     int64_t row = row0 + l;
     apply_sink<K> s;
     s.min_col = min_col;
@@ -329,13 +341,13 @@ __global__ void __launch_bounds__(32 * WARPS)
       for (int j = 0; j < K; j++)
         if (j < k) s.acc[j] += dg * (K == 1 ? x[row] : xval(x, ldx, k, row, j));
     }
-    gen_offdiag(g, row, lane, pk, s);
+    gen_offdiag<NL>(g, row, lane, mask, pk, s);
 #pragma unroll
     for (int j = 0; j < K; j++) {
       if (j >= k) break;
       double a = s.acc[j];
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(FULL, a, o);
+      for (int o = NL / 2; o > 0; o >>= 1) a += __shfl_xor_sync(mask, a, o, NL);
       if (lane == 0) Y[row + j * ldy] += a;
     }
   }
@@ -403,6 +415,30 @@ int64_t cis_rowgen_cuda_bytes(const cis_rowgen *g) {
 
 int64_t cis_rowgen_cuda_size(const cis_rowgen_cuda *d) { return d->bytes; }
 
+int cis_rowgen_cuda_lanes(const cis_rowgen_cuda *d) { return d->lanes; }
+
+cis_err cis_rowgen_cuda_set_lanes(cis_rowgen_cuda *d, int lanes) {
+  CIS_CHECK(lanes == 4 || lanes == 8 || lanes == 16 || lanes == 32, CIS_ERR_USAGE,
+            "%d lanes a row: expected 4, 8, 16 or 32", lanes);
+  CIS_CHECK((size_t)(32 / lanes * WARPS) * 2 * (size_t)(d->g.norb + 1) * 4 <= 48 * 1024,
+            CIS_ERR_USAGE, "%d lanes a row: %d orbitals' pair slots exceed shared memory", lanes,
+            d->g.norb);
+  d->lanes = lanes;
+  return CIS_OK;
+}
+
+/* A row's lanes in products: 4, the fastest of 4, 8, 16 and 32 on every input measured
+ * (docs/BENCHMARKS.md, bench/rowgen_gpu_bench: H2O/6-31G FCI in C1 and H2O/6-31G* in C2v, where
+ * a beta string's runs of singles of one pair class are 40 and about 14 long), unless the
+ * groups' pair slots would not fit the default 48 KiB of shared memory (32 lanes always do:
+ * CIS_ROWGEN_CUDA_MAX_NORB). */
+static int lanes_for(const cis_rowgen *g) {
+  int L = CIS_ROWGEN_CUDA_LANES;
+  while (L < 32 && (size_t)(32 / L * WARPS) * 2 * (size_t)(g->space->norb + 1) * 4 > 48 * 1024)
+    L *= 2;
+  return L;
+}
+
 void cis_rowgen_cuda_destroy(cis_rowgen_cuda **pd) {
   cis_rowgen_cuda *d = *pd;
   if (!d) return;
@@ -456,6 +492,7 @@ cis_err cis_rowgen_cuda_create(const cis_rowgen *g, cis_rowgen_cuda **out) {
     v->direct = v->vpp && g->spin_shift == 0.0;
   }
   d->nref = s->nref;
+  d->lanes = lanes_for(g);
   *out = d;
   d = NULL;
 cleanup:
@@ -464,19 +501,21 @@ cleanup:
   return err;
 }
 
-static unsigned grid_for(int64_t nrows) {
-  int64_t b = (nrows + WARPS - 1) / WARPS;
+/* Blocks for nrows rows, `per` rows a block. */
+static unsigned grid_for(int64_t nrows, int per) {
+  int64_t b = (nrows + per - 1) / per;
   return (unsigned)CIS_MIN(b, (int64_t)1 << 20);
 }
 
-static size_t smem_for(const cis_rowgen_cuda *d) {
-  return (size_t)WARPS * 2 * (size_t)(d->g.norb + 1) * sizeof(int32_t);
+/* Shared memory of a block of `groups` row groups. */
+static size_t smem_for(const cis_rowgen_cuda *d, int groups) {
+  return (size_t)groups * 2 * (size_t)(d->g.norb + 1) * sizeof(int32_t);
 }
 
 cis_err cis_rowgen_cuda_count(const cis_rowgen_cuda *d, int64_t row0, int64_t nrows,
                               int64_t min_col, int32_t *len, void *stream) {
   if (nrows <= 0) return CIS_OK;
-  count_kernel<<<grid_for(nrows), 32 * WARPS, smem_for(d), (cudaStream_t)stream>>>(
+  count_kernel<<<grid_for(nrows, WARPS), 32 * WARPS, smem_for(d, WARPS), (cudaStream_t)stream>>>(
       d->g, row0, nrows, min_col, len);
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
@@ -486,7 +525,7 @@ cis_err cis_rowgen_cuda_fill(const cis_rowgen_cuda *d, int64_t row0, int64_t nro
                              int64_t min_col, const int64_t *rowptr, int32_t *col, double *val,
                              void *stream) {
   if (nrows <= 0) return CIS_OK;
-  fill_kernel<<<grid_for(nrows), 32 * WARPS, smem_for(d), (cudaStream_t)stream>>>(
+  fill_kernel<<<grid_for(nrows, WARPS), 32 * WARPS, smem_for(d, WARPS), (cudaStream_t)stream>>>(
       d->g, row0, nrows, min_col, rowptr, col, val);
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
@@ -497,15 +536,31 @@ cis_err cis_rowgen_cuda_apply(const cis_rowgen_cuda *d, int64_t row0, int64_t nr
                               int64_t ldy, void *stream) {
   CIS_CHECK(k >= 1 && k <= 8, CIS_ERR_INTERNAL, "device row generator: %d vectors", k);
   if (nrows <= 0) return CIS_OK;
-  unsigned gr = grid_for(nrows);
-  size_t sm = smem_for(d);
+  int L = d->lanes, R = 32 / L * WARPS;
+  unsigned gr = grid_for(nrows, R);
+  size_t sm = smem_for(d, R);
   cudaStream_t st = (cudaStream_t)stream;
-  if (k == 1)
-    apply_kernel<1><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, 1, x, ldx, Y, ldy);
-  else if (k <= 4)
-    apply_kernel<4><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+#define CIS_APPLY(K, LL)                                                                  \
+  apply_kernel<K, LL><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, k, x, ldx, Y, ldy)
+#define CIS_APPLY_K(LL)  \
+  do {                   \
+    if (k == 1)          \
+      CIS_APPLY(1, LL);  \
+    else if (k <= 4)     \
+      CIS_APPLY(4, LL);  \
+    else                 \
+      CIS_APPLY(8, LL);  \
+  } while (0)
+  if (L == 4)
+    CIS_APPLY_K(4);
+  else if (L == 8)
+    CIS_APPLY_K(8);
+  else if (L == 16)
+    CIS_APPLY_K(16);
   else
-    apply_kernel<8><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+    CIS_APPLY_K(32);
+#undef CIS_APPLY_K
+#undef CIS_APPLY
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
 }

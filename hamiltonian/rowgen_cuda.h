@@ -2,9 +2,10 @@
  *
  * The host generator's tables (hamiltonian/rowgen.h: string link tables, pair classes, the
  * space's alpha-major lookup, the pair-square integrals or the packed ones) copied to the device,
- * and kernels that generate the same rows there: one warp per row, the lanes taking a row's
- * candidates (alpha singles times beta singles, beta singles, same-spin doubles) 32 at a time in
- * the host's order, each kept when its column is in the space and |H_ij| > CIS_ROWGEN_DROP, with
+ * and kernels that generate the same rows there: a group of lanes per row (a warp; 4 lanes in
+ * products), the lanes taking a row's candidates
+ * (alpha singles times beta singles, beta singles, same-spin doubles) a lane each in the host's
+ * order, each kept when its column is in the space and |H_ij| > CIS_ROWGEN_DROP, with
  * the value the host computes by the same expression. The diagonal (the space's, plus the spin
  * penalty's) is taken from the host.
  *  - count and fill: rows into a device CSR (the entries of columns >= min_col), each row in a
@@ -45,6 +46,11 @@ cis_err cis_rowgen_cuda_create(const cis_rowgen *g, cis_rowgen_cuda **out);
 void cis_rowgen_cuda_destroy(cis_rowgen_cuda **d);
 /* Device bytes it holds. */
 int64_t cis_rowgen_cuda_size(const cis_rowgen_cuda *d);
+/* The lanes that generate a row in products (4, 8, 16 or 32; count and fill take 32): 4 by
+ * default (fewer where shared memory is short: rowgen_cuda.cu lanes_for); set (tests,
+ * benchmarks). */
+int cis_rowgen_cuda_lanes(const cis_rowgen_cuda *d);
+cis_err cis_rowgen_cuda_set_lanes(cis_rowgen_cuda *d, int lanes);
 
 /* Entries of rows [row0, row0 + nrows) in columns >= min_col (the diagonal always counted when
  * row >= min_col) into len[nrows]; then, at rowptr[l] - rowptr[0], their columns and values.

@@ -2,17 +2,18 @@
  *
  * usage: test_rowgen_gpu [--small | [cisd:]FCIDUMP...]
  * For seeded random integrals (FCI with Ms = 0 and Ms != 0, CISDT, an explicit list of every
- * third FCI determinant, CISD in 70 orbitals (more than 64: two words a string, the packed
- * integrals), FCI with the unsquared spin penalty) and for each FCIDUMP given (FCI and CISD, or
+ * third FCI determinant, CISD of two electrons in 70 orbitals (more than 64: two words a
+ * string, the packed integrals), FCI with the unsquared spin penalty) and for each FCIDUMP given (FCI and CISD, or
  * CISD alone with the prefix cisd:):
  *  - rows: every row generated on the device (count, then fill) holds exactly the host's
  *    columns, sorted, and values equal to 1e-15 relative; the same for the Expansion part alone
  *    (columns >= nref);
- *  - products: the fused generate-and-multiply kernel's Y += (Expansion part) X for k = 1, 3
- *    and 8 (interleaved vectors) and 5 (column-major) equals the host's cis_rowgen_apply to
- *    1e-12 relative, in row ranges that do not start at 0;
+ *  - products: the fused generate-and-multiply kernel's Y += (Expansion part) X with 4, 8, 16
+ *    and 32 lanes a row for k = 1 and 8 (and 3 with 32; interleaved vectors) and with the lanes
+ *    chosen for k = 5 (column-major) equals the host's cis_rowgen_apply to 1e-12 relative, in
+ *    row ranges that do not start at 0;
  *  - the squared spin penalty is refused on the device with a reason.
- * --small: the random cases but the 70 orbitals (for compute-sanitizer). Exit 77 (skipped) when
+ * --small: the random cases in 8 orbitals, without the 70 (for compute-sanitizer). Exit 77 (skipped) when
  * no CUDA device is usable.
  */
 #include <math.h>
@@ -184,9 +185,19 @@ static void run_case(const char *what, const cis_integrals *ints, const cis_spac
     compare_rows(what, &g, d, n, 0);
     compare_rows(what, &g, d, n, nref);
     int64_t r0 = n / 7, r1 = n - n / 5;
-    for (int k : {1, 3, 8})
-      compare_apply(what, &g, d, n, nref, k, k == 1 ? 0 : r0, k == 1 ? n : r1, 0);
-    compare_apply(what, &g, d, n, nref, 5, r0, r1, 1);
+    int chosen = cis_rowgen_cuda_lanes(d);
+    printf("  %d lanes a row chosen for products\n", chosen);
+    for (int lanes : {4, 8, 16, 32}) {
+      if (cis_rowgen_cuda_set_lanes(d, lanes) != CIS_OK) { /* too many orbitals for so few */
+        cis_error_clear();
+        continue;
+      }
+      printf("  %d lanes a row:\n", lanes);
+      for (int k : {1, 3, 8})
+        if (lanes == 32 || k != 3)
+          compare_apply(what, &g, d, n, nref, k, k == 1 ? 0 : r0, k == 1 ? n : r1, 0);
+      if (lanes == chosen) compare_apply(what, &g, d, n, nref, 5, r0, r1, 1);
+    }
     cis_rowgen_cuda_destroy(&d);
   }
   cis_rowgen_free(&g);
@@ -232,7 +243,9 @@ int main(int argc, char **argv) {
   cisdt.kind = CIS_SPACE_TRUNCATED;
   cisdt.level = 3;
 
-  random_ints(&in, 12, 4, 4, 11);
+  /* --small: 8 orbitals (3136 determinants) where the others take 10 (44100) */
+  int no = small ? 8 : 10;
+  random_ints(&in, no, small ? 3 : 4, small ? 3 : 4, 11);
   run_case("random FCI, Ms 0", &in, &fci, 0.0, 0.0);
   run_case("random CISDT", &in, &cisdt, 0.0, 0.0);
   run_case("random FCI, unsquared spin penalty (S = 0)", &in, &fci, 0.5, 0.0);
@@ -240,7 +253,7 @@ int main(int argc, char **argv) {
   free(in.h1e);
   free(in.eri);
 
-  random_ints(&in, 12, 5, 3, 12);
+  random_ints(&in, no, small ? 4 : 5, small ? 2 : 3, 12);
   run_case("random FCI, Ms 1", &in, &fci, 0.0, 0.0);
   free(in.h1e);
   free(in.eri);
@@ -250,8 +263,8 @@ int main(int argc, char **argv) {
   free(in.h1e);
   free(in.eri);
 
-  if (!small) {
-    random_ints(&in, 70, 2, 2, 14);
+  if (!small) { /* two words a string, the packed integrals */
+    random_ints(&in, 70, 1, 1, 14);
     run_case("random CISD, 70 orbitals", &in, &cisd, 0.0, 0.0);
     free(in.h1e);
     free(in.eri);
