@@ -49,11 +49,18 @@ cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resid
     snprintf(d->info.devgen_note, sizeof d->info.devgen_note, "%s", why);
     return CIS_OK;
   }
-  d->info.devgen = 1;
-  d->info.devgen_bytes = d->gen->bytes;
   *avail = room;
   d->info.regenerated_blocks = 0;
   CIS_CALL(hyb_choose_resident(d, room, flags, resident));
+  streamed = 0;
+  for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
+  if (!streamed) { /* the streaming buffers' room alone let every block stay */
+    d->gen->destroy(d->gen);
+    d->gen = NULL;
+    return CIS_OK;
+  }
+  d->info.devgen = 1;
+  d->info.devgen_bytes = d->gen->bytes;
   for (int64_t b = 0; b < h->nblocks; b++) {
     if (resident[b]) continue;
     d->info.devgen_rows += h->blocks[b].nrows;

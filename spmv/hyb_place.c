@@ -118,9 +118,9 @@ void cis_place_plan_make(const cis_place_input *in, cis_place_plan *o) {
    * its tables the streaming buffers' room and chooses again (spmv/hyb_cuda_stream.cu) */
   int64_t room = avail + (o->coded ? overhead : 0) + o->stream_reserve - in->devgen_bytes;
   if (o->resident_blocks < nb && in->devgen_bytes > 0 && room >= 0) {
-    o->devgen = 1;
     if (o->coded) room = CIS_MAX((int64_t)0, room - overhead);
     o->resident_blocks = bytes > 0 ? CIS_MIN(nb, room / bytes) : nb;
+    o->devgen = o->resident_blocks < nb;
   }
   o->streamed_blocks = nb - o->resident_blocks;
   o->resident_nnz = nb ? in->nnz_exp * o->resident_blocks / nb : 0;
