@@ -314,6 +314,45 @@ def render_mpi():
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
+def render_rowgen_gpu():
+    rows = device_order(load("rowgen_gpu.csv"))
+    host = {(r["device"], r["input"]): float(r["elements_per_s"]) for r in rows
+            if r["where"].startswith("host")}
+    body = []
+    for r in rows:
+        gpu = r["where"] == "gpu"
+        h = host.get((r["device"], r["input"]))
+        body.append([r["device"], os.path.basename(r["input"]), r["determinants"],
+                     "%.3g" % float(r["entries"]) if gpu else "%.3g (sampled rows)" % float(r["entries"]),
+                     r["where"], r["lanes"] or "-", r["k"], "%.2f" % (1e3 * float(r["seconds"])),
+                     "%.3g" % float(r["elements_per_s"]),
+                     "%.0fx" % (float(r["elements_per_s"]) / h) if gpu and h and r["k"] == "1"
+                     else ""])
+    out = table([("device", 0), ("input", 0), ("determinants", 1), ("entries", 1), ("where", 0),
+                 ("lanes a row", 0), ("k", 1), ("time (ms)", 1), ("entries a second", 1),
+                 ("vs the host", 1)], body)
+    return out + ["", "Runs:", ""] + runs_list(rows)
+
+
+def render_matrix_free():
+    rows = device_order(load("matrix_free.csv"))
+    py = {(r["device"], r["case"]): float(r["time_to_solution_s"]) for r in rows
+          if r["program"].startswith("PySCF")}
+    body = []
+    for r in rows:
+        p = py.get((r["device"], r["case"]))
+        mine = not r["program"].startswith("PySCF")
+        body.append([r["device"], r["case"], r["program"], r["run"] or "-", r["time_to_solution_s"],
+                     r["wall_s"] or "-", r["build_s"] or "-", r["upload_s"] or "-",
+                     r["product_ms"], "%.1fx" % (p / float(r["time_to_solution_s"]))
+                     if mine and p else "", r["energy"]])
+    out = table([("device", 0), ("case", 0), ("program", 0), ("run", 0),
+                 ("to solution (s)", 1), ("process wall (s)", 1), ("build (s)", 1),
+                 ("upload (s)", 1), ("product (ms)", 1), ("vs PySCF", 1), ("energy (Eh)", 1)],
+                body)
+    return out + ["", "Runs:", ""] + runs_list(rows)
+
+
 def render_plots():
     return ["![Speed-up of cisolve's product over the best cuSPARSE CSR product, by matrix size]"
             "(img/bench_spmv_speedup.png)",
