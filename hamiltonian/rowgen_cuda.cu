@@ -156,6 +156,18 @@ __device__ __forceinline__ unsigned group_mask(int warp_lane) {
   return NL == 32 ? FULL : ((1u << NL) - 1u) << (warp_lane & ~(NL - 1));
 }
 
+/* Candidates [b, e) of a row, one a lane, NL at a time; f(t, col, v) makes candidate t and
+ * says whether it exists. Every lane of the group pushes together. */
+template <int NL, class S, class F>
+__device__ __forceinline__ void lane_run(int64_t b, int64_t e, int lane, S &s, F f) {
+  for (int64_t t0 = b; t0 < e; t0 += NL) {
+    int64_t t = t0 + lane, col = -1;
+    double v = 0.0;
+    bool ok = t < e && f(t, col, v);
+    s.push(ok, col, v);
+  }
+}
+
 /* The row's candidates, in the host's order (rowgen.c gen_row), handed to s by the row's NL
  * lanes, NL at a time. pk: the group's 2 (norb + 1) pair slots. The diagonal is the caller's. */
 template <int NL, class S>
@@ -181,96 +193,59 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, unsigned m
     int64_t lo = g.aptr[L.tgt], len = g.aptr[L.tgt + 1] - lo;
     if (len == 0) continue;
     bool full = len == g.nb;
-    {
-      bool mine = lane == (int)(q & (NL - 1));
-      int64_t c = -1;
-      double v = 0.0;
-      if (mine) {
-        c = full ? (int64_t)g.amaj_det[lo + ib] : dlookup(g, L.tgt, ib);
-        v = L.v + L.sign * dcross(g, L.pai, pkb, nb);
-      }
-      s.push(mine, c, v);
-    }
-    if (full && g.direct) {
+    /* with beta unchanged: one candidate, on lane q mod NL (the lanes take turns) */
+    lane_run<NL>(0, 1, (lane - (int)q) & (NL - 1), s, [&](int64_t, int64_t &col, double &v) {
+      col = full ? (int64_t)g.amaj_det[lo + ib] : dlookup(g, L.tgt, ib);
+      v = L.v + L.sign * dcross(g, L.pai, pkb, nb);
+      return true;
+    });
+    if (full && g.direct) { /* only the classes whose integrals with L's pair can be kept */
       const int32_t *det = g.amaj_det + lo;
       const unsigned char *nz = g.cls_nz + (int64_t)g.pcls[L.pai] * g.ncls;
       const double *vrow = g.v + (int64_t)L.pai * g.npair;
       const double sl = (double)L.sign;
-      for (int c = 0; c < g.ncls; c++) {
-        if (!nz[c]) continue;
-        for (int t0 = cp[c]; t0 < cp[c + 1]; t0 += NL) {
-          int t = t0 + lane;
-          bool ok = t < cp[c + 1];
-          int64_t col = -1;
-          double v = 0.0;
-          if (ok) {
+      for (int c = 0; c < g.ncls; c++)
+        if (nz[c])
+          lane_run<NL>(cp[c], cp[c + 1], lane, s, [&](int64_t t, int64_t &col, double &v) {
             const cis_link1 M = bs[t];
             v = sl * (double)M.sign * vrow[M.pai];
             col = det[M.tgt];
-          }
-          s.push(ok, col, v);
-        }
-      }
+            return true;
+          });
       continue;
     }
-    for (int t0 = 0; t0 < nbs; t0 += NL) {
-      int t = t0 + lane;
-      bool ok = t < nbs;
-      int64_t col = -1;
-      double v = 0.0;
-      if (ok) {
-        const cis_link1 M = bs[t];
-        col = full ? (int64_t)g.amaj_det[lo + M.tgt] : dlookup(g, L.tgt, M.tgt);
-        double flip = 0.0; /* rowgen.c spin_flip (the unsquared penalty only) */
-        if (g.spin_shift != 0.0 && L.pai == M.pai && L.from != M.from)
-          flip = -g.spin_shift * L.sign * M.sign;
-        v = L.sign * M.sign * dv(g, L.pai, M.pai) + flip;
-      }
-      s.push(ok, col, v);
-    }
+    lane_run<NL>(0, nbs, lane, s, [&](int64_t t, int64_t &col, double &v) {
+      const cis_link1 M = bs[t];
+      col = full ? (int64_t)g.amaj_det[lo + M.tgt] : dlookup(g, L.tgt, M.tgt);
+      double flip = 0.0; /* rowgen.c spin_flip (the unsquared penalty only) */
+      if (g.spin_shift != 0.0 && L.pai == M.pai && L.from != M.from)
+        flip = -g.spin_shift * L.sign * M.sign;
+      v = L.sign * M.sign * dv(g, L.pai, M.pai) + flip;
+      return true;
+    });
   }
   /* beta singles, then alpha and beta doubles (rowgen.c row_rest) */
   int64_t alo = g.aptr[ia];
   bool afull = g.aptr[ia + 1] - alo == g.nb;
-  for (int t0 = 0; t0 < nbs; t0 += NL) {
-    int t = t0 + lane;
-    bool ok = t < nbs;
-    int64_t col = -1;
-    double v = 0.0;
-    if (ok) {
-      const cis_link1 M = bs[t];
-      col = afull ? (int64_t)g.amaj_det[alo + M.tgt] : dlookup(g, ia, M.tgt);
-      v = M.v + M.sign * dcross(g, M.pai, pka, na);
-    }
-    s.push(ok, col, v);
-  }
-  const int64_t ad0 = g.lad_ptr[ia], ad1 = g.lad_ptr[ia + 1];
-  for (int64_t p0 = ad0; p0 < ad1; p0 += NL) {
-    int64_t p = p0 + lane;
-    bool ok = p < ad1;
-    int64_t col = -1;
-    double v = 0.0;
-    if (ok) {
-      const cis_link2 D = g.lad[p];
-      ok = g.aptr[D.tgt + 1] > g.aptr[D.tgt];
-      if (ok) col = dlookup(g, D.tgt, ib);
-      v = D.v;
-    }
-    s.push(ok, col, v);
-  }
-  const int64_t bd0 = g.lbd_ptr[ib], bd1 = g.lbd_ptr[ib + 1];
-  for (int64_t p0 = bd0; p0 < bd1; p0 += NL) {
-    int64_t p = p0 + lane;
-    bool ok = p < bd1;
-    int64_t col = -1;
-    double v = 0.0;
-    if (ok) {
-      const cis_link2 D = g.lbd[p];
-      col = afull ? (int64_t)g.amaj_det[alo + D.tgt] : dlookup(g, ia, D.tgt);
-      v = D.v;
-    }
-    s.push(ok, col, v);
-  }
+  lane_run<NL>(0, nbs, lane, s, [&](int64_t t, int64_t &col, double &v) {
+    const cis_link1 M = bs[t];
+    col = afull ? (int64_t)g.amaj_det[alo + M.tgt] : dlookup(g, ia, M.tgt);
+    v = M.v + M.sign * dcross(g, M.pai, pka, na);
+    return true;
+  });
+  lane_run<NL>(g.lad_ptr[ia], g.lad_ptr[ia + 1], lane, s, [&](int64_t p, int64_t &col, double &v) {
+    const cis_link2 D = g.lad[p];
+    if (g.aptr[D.tgt + 1] == g.aptr[D.tgt]) return false;
+    col = dlookup(g, D.tgt, ib);
+    v = D.v;
+    return true;
+  });
+  lane_run<NL>(g.lbd_ptr[ib], g.lbd_ptr[ib + 1], lane, s, [&](int64_t p, int64_t &col, double &v) {
+    const cis_link2 D = g.lbd[p];
+    col = afull ? (int64_t)g.amaj_det[alo + D.tgt] : dlookup(g, ia, D.tgt);
+    v = D.v;
+    return true;
+  });
   __syncwarp(mask); /* pk is reused by the group's next row */
 }
 
