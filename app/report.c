@@ -137,44 +137,12 @@ static void report_vectors(const cis_report *r, const cis_plan_decisions *d, int
            "restart's\n");
 }
 
-void cis_report_matrix(const cis_report *r) {
-  if (quiet(r)) return;
+/* The stored matrix: its nonzeros, what the host holds, the budget and the build. */
+static void report_stored(const cis_report *r) {
   const cis_hmat *h = r->h;
-  char b1[32], b2[32], b3[32];
-  if (h->space) {
-    printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
-           (long long)h->n);
-    double dims[8];
-    int has = cis_space_irrep_dims(h->space, dims);
-    report_irrep_dims(r, has, dims, cis_space_irrep(h->space));
-    int g = cis_space_irrep(h->space);
-    if (has && g && r->prob->space.kind == CIS_SPACE_LIST) {
-      double other = 0.0;
-      for (int x = 0; x < 8; x++) other += x == g - 1 ? 0.0 : dims[x];
-      if (other > 0)
-        printf("note             %.0f determinants of the list are of other irreps: removed\n",
-               other);
-    }
-  }
-  printf("reference region %lld determinants (%s)", (long long)h->nref, region_why(r));
-  if (h->npre < h->nref)
-    printf("; the preconditioner's dense block is its first %lld", (long long)h->npre);
-  printf("\n");
   const cis_hyb *y = &h->hyb;
   int64_t nnz = y->ell.nnz + y->nnz_exp;
-  if (h->matrix_free) {
-    printf("nonzeros         about %.3g%s (sampled), none stored (--matrix-free): every product "
-           "generates the rows\n", h->mf_nnz, cis_comm_size() > 1 ? " in rank 0's rows" : "");
-    printf("build            %.3f s (space %.3f s, the row generator and the preconditioner's "
-           "block %.3f s)\n", r->t_space + r->t_hmat, r->t_space, r->t_hmat);
-    printf("device           %s\n", r->be->desc);
-    cis_operator_report(r->op, stdout);
-    report_vectors(r, r->dec, r->be->is_device);
-    printf("\n%5s %5s %6s  %-20s %-10s %s\n", "iter", "basis", "conv", "lowest energy (Eh)",
-           "max |r|", "");
-    fflush(stdout);
-    return;
-  }
+  char b1[32], b2[32], b3[32];
   if (cis_comm_size() > 1) /* rank 0's rows: the `ranks` line gives every rank's */
     printf("nonzeros         %lld in rank 0's rows: Reference (ELL) %lld, Expansion (CSR) %lld\n",
            (long long)nnz, (long long)y->ell.nnz, (long long)y->nnz_exp);
@@ -203,9 +171,41 @@ void cis_report_matrix(const cis_report *r) {
          why);
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
+}
+
+void cis_report_matrix(const cis_report *r) {
+  if (quiet(r)) return;
+  const cis_hmat *h = r->h;
+  if (h->space) {
+    printf("space            %s, %lld determinants\n", cis_space_describe(h->space),
+           (long long)h->n);
+    double dims[8];
+    int has = cis_space_irrep_dims(h->space, dims);
+    report_irrep_dims(r, has, dims, cis_space_irrep(h->space));
+    int g = cis_space_irrep(h->space);
+    if (has && g && r->prob->space.kind == CIS_SPACE_LIST) {
+      double other = 0.0;
+      for (int x = 0; x < 8; x++) other += x == g - 1 ? 0.0 : dims[x];
+      if (other > 0)
+        printf("note             %.0f determinants of the list are of other irreps: removed\n",
+               other);
+    }
+  }
+  printf("reference region %lld determinants (%s)", (long long)h->nref, region_why(r));
+  if (h->npre < h->nref)
+    printf("; the preconditioner's dense block is its first %lld", (long long)h->npre);
+  printf("\n");
+  if (h->matrix_free) {
+    printf("nonzeros         about %.3g%s (sampled), none stored (--matrix-free): every product "
+           "generates the rows\n", h->mf_nnz, cis_comm_size() > 1 ? " in rank 0's rows" : "");
+    printf("build            %.3f s (space %.3f s, the row generator and the preconditioner's "
+           "block %.3f s)\n", r->t_space + r->t_hmat, r->t_space, r->t_hmat);
+  } else {
+    report_stored(r);
+  }
   printf("device           %s\n", r->be->desc);
   cis_operator_report(r->op, stdout);
-  report_vectors(r, d, r->be->is_device);
+  report_vectors(r, r->dec, r->be->is_device);
   printf("\n%5s %5s %6s  %-20s %-10s %s\n", "iter", "basis", "conv", "lowest energy (Eh)",
          "max |r|", "");
   fflush(stdout);
