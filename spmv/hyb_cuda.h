@@ -111,14 +111,16 @@ typedef struct {
   int64_t streamed_nnz;    /* Expansion entries streamed per product (known after one product) */
   int64_t streamed_bytes;  /* bytes sent per product, row pointers included (likewise) */
   int64_t batches;         /* streamed batches per product */
-  /* Streamed blocks generated and multiplied on the device in every product, by the matrix's
-   * device regenerator (spmv/hyb.h cis_regen_dev), instead of sent from the host: then every
-   * streamed block is, none is copied, and the streaming buffers stay empty. */
-  int devgen;              /* 1: the device generates the streamed blocks */
+  /* The blocks that are not resident, generated and multiplied on the device in every product
+   * by the matrix's device regenerator (spmv/hyb.h cis_regen_dev) instead of sent from the
+   * host: with devgen every one of them is, nothing is copied and the streaming buffers stay
+   * empty. */
+  int devgen;              /* 1: the device generates the blocks that are not resident */
   int64_t devgen_bytes;    /* its tables on the device */
-  int64_t devgen_rows;     /* rows of the streamed blocks */
+  int64_t devgen_rows;     /* rows of those blocks */
   int64_t devgen_nnz;      /* their entries, as the census counted them */
-  char devgen_note[200];   /* where the matrix has a device regenerator that streams none: why */
+  char devgen_note[200];   /* blocks sent from the host though the matrix has a device
+                              regenerator: why */
 } cis_hyb_cuda_info;
 
 /* Where the time of the products went, summed since the upload. Kernel and transfer times are
