@@ -202,7 +202,7 @@ cis_err hyb_pool_place(cis_hyb_cuda *d, cis_hyb_cuda_pool *p);
 /* ---- hyb_cuda_stream.cu ---- */
 int64_t hyb_stream_reserve(const cis_hyb *h, int nscratch);
 /* After a first choice of resident blocks that leaves some streamed: the matrix's device
- * regenerator made (unless the flags or the room say no: info.devgen_note), its tables and
+ * regenerator made (unless it has none, or the room says no: info.devgen_note), its tables and
  * the streaming room it frees counted in *avail, and the resident blocks chosen again. */
 cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resident);
 cis_err hyb_slots_create(cis_hyb_cuda *d);

@@ -29,12 +29,10 @@ enum {
   CIS_HYB_CUDA_SELL = 256,   /* the whole matrix as SELL-32, a lane per row, wherever it can be
                                 (every block resident; by default only for matrices of
                                 CIS_SELL_AUTO_ROWS rows or more) */
-  CIS_HYB_CUDA_NO_SELL = 512, /* never as SELL-32: the hybrid layout, which the default keeps for
+  CIS_HYB_CUDA_NO_SELL = 512 /* never as SELL-32: the hybrid layout, which the default keeps for
                                 matrices of CIS_SELL_AUTO_ROWS rows or more whose padding to
                                 SELL-32 would be too large, on matrices that large whose padding
                                 is small */
-  CIS_HYB_CUDA_HOST_REGEN = 1024 /* streamed blocks sent from the host (its cache, or generated
-                                there) even where the matrix has a device regenerator */
 };
 
 /* Vectors one pass of the multi-vector kernel takes at most (its workspace holds that many). */
