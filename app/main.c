@@ -68,8 +68,6 @@ static cis_err beside_output(const cis_options *o, const char *suffix, char *dst
 }
 
 static cis_err export_matrix(const cis_options *o, const cis_hmat *h) {
-  CIS_CHECK(!h->matrix_free, CIS_ERR_USAGE,
-            "--export-matrix writes the stored matrix: --matrix-free stores none");
   cis_row_source src;
   cis_hmat_row_source(h, &src);
   CIS_CALL(cis_matrix_write(o->export_matrix, &src));
@@ -154,6 +152,8 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   CIS_TRY(cis_irrep_all_paths(&opt));
   CIS_TRY(ranks_options(&opt));
+  if (opt.matrix_free && opt.export_matrix[0])
+    CIS_FAIL(CIS_ERR_USAGE, "--export-matrix writes the stored matrix: --matrix-free stores none");
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
   CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob, &target));
