@@ -25,6 +25,9 @@
 
 #include "base/util.h"
 #include "hamiltonian/rdm_impl.h"
+#ifdef CISOLVE_HAVE_CUDA
+#include "hamiltonian/rdm_cuda.h"
+#endif
 
 static int64_t g_block_rows = 0;
 
@@ -244,51 +247,105 @@ static void transpose_pairs(int64_t n2, const double *ab, double *ba) {
         for (int64_t j = j0; j < CIS_MIN(n2, j0 + T); j++) ba[i * n2 + j] = ab[j * n2 + i];
 }
 
-/* Rows per block: the intermediates of nbuf arrays within CIS_RDM_BLOCK_BYTES. */
-static int64_t block_rows(int64_t nk, int64_t n2, int nbuf) {
-  int64_t rows = g_block_rows ? g_block_rows : CIS_RDM_BLOCK_BYTES / (nbuf * n2 * 8);
+/* Rows per block: the intermediates of nbuf arrays within `bytes`. */
+static int64_t block_rows(int64_t nk, int64_t n2, int nbuf, int64_t bytes) {
+  int64_t rows = g_block_rows ? g_block_rows : bytes / (nbuf * n2 * 8);
   return CIS_MAX(1, CIS_MIN(rows, nk));
 }
 
+/* The ket's and the bra's vectors on the device, and the bra's values at a block's rows, when
+ * the intermediates are filled there (hamiltonian/rdm_cuda.h). */
+typedef struct {
+  struct cis_rdm_cuda *fill;
+  double *ket, *bra, *w_rows;
+} rdm_dev;
+
+/* e1 (2 x n2) += <bra|E^A_pq|ket>, <bra|E^B_pq|ket> over a block filled on the device: the
+ * ket's intermediates times the bra's values at the block's rows. */
+static cis_err device_one_particle(rdm_gemm *gm, int64_t cur, const rdm_block *TA,
+                                   const rdm_block *TB, const double *w_rows, double *e1) {
+  const rdm_block *T[2] = {TA, TB};
+  for (int spin = 0; spin < 2; spin++) {
+    cis_backend view = *gm->be;
+    view.n = cur;
+    view.t_ortho = 0.0;
+    CIS_CALL(view.ops->gemm_tn(&view, (int)gm->n2, 1, T[spin]->dx, w_rows, gm->g));
+    gm->be->t_ortho += view.t_ortho;
+    for (int64_t t = 0; t < gm->n2; t++) e1[spin * gm->n2 + t] += gm->g[t];
+  }
+  return CIS_OK;
+}
+
 /* The two-particle blocks asked for in out, from the intermediates of rows R, a block at a
- * time; e1 (2 x n2) gets <bra|E^A|ket>, <bra|E^B|ket>. */
+ * time: filled on the host and copied to the device, or filled on the device where its
+ * backend is a GPU's (CUDA builds); e1 (2 x n2) gets <bra|E^A|ket>, <bra|E^B|ket>. */
 static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *bra,
                             const double *ket, double *e1, cis_rdm_out *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   const cis_space *s = R->s;
   int norb = s->norb, same = bra == ket, nbuf = same ? 2 : 4;
-  int64_t n2 = (int64_t)norb * norb, rows = block_rows(R->nk, n2, nbuf);
+  int64_t n2 = (int64_t)norb * norb;
   rdm_gemm gm = {.be = be && be->is_device ? be : NULL, .n2 = n2};
+  rdm_dev dev = {0};
+#ifdef CISOLVE_HAVE_CUDA
+  if (gm.be) CIS_TRY(cis_rdm_cuda_create(R, be, &dev.fill));
+#endif
+  int64_t rows = block_rows(R->nk, n2, nbuf,
+                            dev.fill ? CIS_RDM_DEVICE_BLOCK_BYTES : CIS_RDM_BLOCK_BYTES);
   double *host = NULL;
   int32_t *cols = NULL;
   rdm_block X[4];
   int sym = same && !gm.be;
   char parts[200];
   memset(X, 0, sizeof X);
-  snprintf(parts, sizeof parts, "%lld rows of %d intermediates of %lld entries and a product%s",
-           (long long)rows, nbuf, (long long)n2,
-           gm.be ? " (the intermediates on the device too)" : "");
-  double gbytes = (gm.be ? 1.0 : COMPACT * COMPACT) * (double)n2 * (double)n2 * 8.0;
-  CIS_TRY(cis_space_check_room(s, (double)nbuf * (double)rows * (double)n2 * 8.0 + gbytes,
-                               "each block of the two-particle density matrices", parts));
-  CIS_TRY(cis_malloc(&host, (size_t)(nbuf * rows * n2), sizeof *host, "density-matrix block"));
-  CIS_TRY(cis_malloc(&cols, (size_t)(nbuf * n2), sizeof *cols, "density-matrix columns"));
+  if (dev.fill) {
+    CIS_TRY(be->ops->alloc(be, s->ndet, &dev.ket));
+    CIS_TRY(be->ops->from_host(be, dev.ket, ket, s->ndet));
+    dev.bra = dev.ket;
+    if (!same) {
+      CIS_TRY(be->ops->alloc(be, s->ndet, &dev.bra));
+      CIS_TRY(be->ops->from_host(be, dev.bra, bra, s->ndet));
+    }
+    CIS_TRY(be->ops->alloc(be, rows, &dev.w_rows));
+    CIS_TRY(cis_realloc(&gm.g, (size_t)(n2 * n2), sizeof(double), "density-matrix product"));
+    gm.gcap = n2 * n2;
+  } else {
+    snprintf(parts, sizeof parts,
+             "%lld rows of %d intermediates of %lld entries and a product%s", (long long)rows,
+             nbuf, (long long)n2, gm.be ? " (the intermediates on the device too)" : "");
+    double gbytes = (gm.be ? 1.0 : COMPACT * COMPACT) * (double)n2 * (double)n2 * 8.0;
+    CIS_TRY(cis_space_check_room(s, (double)nbuf * (double)rows * (double)n2 * 8.0 + gbytes,
+                                 "each block of the two-particle density matrices", parts));
+    CIS_TRY(cis_malloc(&host, (size_t)(nbuf * rows * n2), sizeof *host, "density-matrix block"));
+    CIS_TRY(cis_malloc(&cols, (size_t)(nbuf * n2), sizeof *cols, "density-matrix columns"));
+  }
   for (int b = 0; b < nbuf; b++) {
-    X[b].x = host + b * rows * n2;
+    if (host) X[b].x = host + b * rows * n2;
     if (gm.be) CIS_TRY(be->ops->alloc(be, rows * n2, &X[b].dx));
+    X[b].m = (int)n2;
   }
   /* ket: TA, TB = X[0], X[1]; bra: BA, BB = X[2], X[3], or the ket's */
   rdm_block *TA = &X[0], *TB = &X[1], *BA = same ? &X[0] : &X[2], *BB = same ? &X[1] : &X[3];
   for (int64_t k0 = 0; k0 < R->nk; k0 += rows) {
     int64_t cur = CIS_MIN(rows, R->nk - k0);
+    if (dev.fill) {
+#ifdef CISOLVE_HAVE_CUDA
+      CIS_TRY(cis_rdm_cuda_fill(dev.fill, k0, cur, dev.ket, TA->dx, TB->dx, dev.bra,
+                                dev.w_rows));
+      if (!same)
+        CIS_TRY(cis_rdm_cuda_fill(dev.fill, k0, cur, dev.bra, BA->dx, BB->dx, NULL, NULL));
+#endif
+      CIS_TRY(device_one_particle(&gm, cur, TA, TB, dev.w_rows, e1));
+    } else {
 #pragma omp parallel for schedule(static) if (cur * n2 > SMALL * SMALL)
-    for (int64_t t = 0; t < nbuf * n2; t++) memset(X[t / n2].x + (t % n2) * cur, 0, cur * 8);
-    CIS_TRY(rows_walk(R, k0, cur, ket, bra, TA->x, TB->x, same ? NULL : BA->x,
-                      same ? NULL : BB->x, e1));
-    for (int b = 0; b < nbuf; b++) {
-      compact(&X[b], cur, n2, cols + b * n2);
-      if (gm.be) CIS_TRY(be->ops->from_host(be, X[b].dx, X[b].x, cur * X[b].m));
+      for (int64_t t = 0; t < nbuf * n2; t++) memset(X[t / n2].x + (t % n2) * cur, 0, cur * 8);
+      CIS_TRY(rows_walk(R, k0, cur, ket, bra, TA->x, TB->x, same ? NULL : BA->x,
+                        same ? NULL : BB->x, e1));
+      for (int b = 0; b < nbuf; b++) {
+        compact(&X[b], cur, n2, cols + b * n2);
+        if (gm.be) CIS_TRY(be->ops->from_host(be, X[b].dx, X[b].x, cur * X[b].m));
+      }
     }
     if (out->dm2aa) CIS_TRY(block_product(&gm, cur, TA, BA, sym, out->dm2aa));
     if (out->dm2bb) CIS_TRY(block_product(&gm, cur, TB, BB, sym, out->dm2bb));
@@ -307,6 +364,12 @@ static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *br
 cleanup:
   for (int b = 0; b < 4; b++)
     if (X[b].dx) be->ops->free(be, &X[b].dx);
+  if (dev.bra && dev.bra != dev.ket) be->ops->free(be, &dev.bra);
+  if (dev.ket) be->ops->free(be, &dev.ket);
+  if (dev.w_rows) be->ops->free(be, &dev.w_rows);
+#ifdef CISOLVE_HAVE_CUDA
+  cis_rdm_cuda_destroy(&dev.fill);
+#endif
   cis_free(&gm.g);
   cis_free(&cols);
   cis_free(&host);

@@ -20,9 +20,11 @@
  *   <bra|E_pq E_rs|ket> = sum_K <bra|E_pq|K> <K|E_rs|ket>,
  *   a+_p a+_r a_s a_q = E_pq E_rs - delta_qr E_ps (same spin),  = E^A_pq E^B_rs (opposite),
  * so each spin block is a product of two (K x norb^2) intermediates, formed a block of rows of
- * K at a time (at most CIS_RDM_BLOCK_BYTES of them) on the host with OpenMP; the products run
- * on the backend (a GPU's cuBLAS) or with the host's BLAS. The one-particle matrices need no
- * intermediates and come from the space's own single excitations.
+ * K at a time: where the backend is a GPU's (a CUDA build), filled on the GPU (at most
+ * CIS_RDM_DEVICE_BLOCK_BYTES of them; hamiltonian/rdm_cuda.h) and multiplied there with cuBLAS;
+ * otherwise filled on the host with OpenMP (at most CIS_RDM_BLOCK_BYTES) and multiplied with the
+ * host's BLAS. The one-particle matrices alone need no intermediates and come from the space's
+ * own single excitations.
  */
 #ifndef CIS_RDM_H
 #define CIS_RDM_H
@@ -36,8 +38,10 @@ typedef struct {
   double *dm2aa, *dm2ab, *dm2ba, *dm2bb; /* norb^4 each, NULL = not wanted */
 } cis_rdm_out;
 
-/* The host memory one block of intermediates may take (as much again on a device). */
+/* The memory one block of intermediates may take: filled on the host (as much again on a
+ * device that multiplies them), filled on a device. */
 #define CIS_RDM_BLOCK_BYTES ((int64_t)128 << 20)
+#define CIS_RDM_DEVICE_BLOCK_BYTES ((int64_t)1 << 30)
 
 /* Density matrices of bra and ket: host vectors of cis_space_ndet(s) in our order (bra == ket
  * allowed: then the ordinary RDMs). be: the backend whose block products (gemm_tn) do the

@@ -1,8 +1,9 @@
-/* Density matrices with their block products on the CUDA backend against the host's BLAS
- * (hamiltonian/rdm.h): FCI (4,3) in 8 orbitals (3920 determinants, the space its own closure)
- * and CISD (3,3) in 10 orbitals (the single-excitation closure), seeded random vectors, bra ==
- * ket and bra != ket, with the automatic block of rows, blocks of 333 rows (the last one
- * short) and of 5 rows (columns compacted). Every element of every block within 1e-10.
+/* Density matrices with their intermediates filled and multiplied on the CUDA backend against
+ * the host's (hamiltonian/rdm.h, rdm_cuda.h): FCI (4,3) in 8 orbitals (3920 determinants, the
+ * space its own closure), CISD (3,3) in 10 orbitals (the single-excitation closure), FCI (1,1)
+ * in 65 orbitals (two words a string) and (3,1) in 12; seeded random vectors, bra == ket and
+ * bra != ket, with the automatic block of rows, blocks of 333 rows (the last one short) and of 5
+ * rows (the host's columns compacted). Every element of every block within 1e-10.
  * Exit 77 (skipped) when no CUDA device is usable.
  */
 #include <math.h>
@@ -42,7 +43,9 @@ static void compute(const cis_space *s, cis_backend *be, const double *bra, cons
   die(cis_rdm12s(s, be, bra, ket, &o));
 }
 
-static void run(const char *tag, int norb, int na, int nb, cis_space_kind kind, int level) {
+/* nrows: how many of the block sizes (automatic, 333, 5) to try. */
+static void run(const char *tag, int norb, int na, int nb, cis_space_kind kind, int level,
+                int nrows) {
   static const char *names[6] = {"dm1a", "dm1b", "dm2aa", "dm2ab", "dm2ba", "dm2bb"};
   cis_integrals ints = {.norb = norb, .nalpha = na, .nbeta = nb};
   ints.h1e = calloc((size_t)norb * norb, sizeof(double));
@@ -62,7 +65,7 @@ static void run(const char *tag, int norb, int na, int nb, cis_space_kind kind, 
   die(cis_backend_create_cuda(n, -1, &be));
   const int64_t rows[3] = {0, 333, 5};
   for (int t = 0; t < 2; t++)
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < nrows; r++) {
       double *h[6], *d[6];
       cis_rdm_set_block_rows(rows[r]);
       compute(s, NULL, t ? bra : ket, ket, h);
@@ -94,7 +97,9 @@ int main(void) {
     printf("no usable CUDA device: skipped\n");
     return 77;
   }
-  run("FCI (4,3) in 8 orbitals", 8, 4, 3, CIS_SPACE_FCI, 0);
-  run("CISD (3,3) in 10 orbitals", 10, 3, 3, CIS_SPACE_TRUNCATED, 2);
+  run("FCI (4,3) in 8 orbitals", 8, 4, 3, CIS_SPACE_FCI, 0, 3);
+  run("CISD (3,3) in 10 orbitals", 10, 3, 3, CIS_SPACE_TRUNCATED, 2, 3);
+  run("FCI (3,1) in 12 orbitals", 12, 3, 1, CIS_SPACE_FCI, 0, 2);
+  run("FCI (1,1) in 65 orbitals", 65, 1, 1, CIS_SPACE_FCI, 0, 1);
   return g_fail;
 }
