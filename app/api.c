@@ -277,7 +277,7 @@ static cis_err solve(cisolve *c) {
     pl->eo.guess_X = G;
   }
   CIS_TRY(cis_pipeline_solve(pl, &o));
-  CIS_TRY(cis_pipeline_results(pl, &o));
+  CIS_TRY(cis_pipeline_results(pl, &o, 0)); /* <S^2>: cisolve_s2, when asked */
   /* what the results need is kept; the matrix (on the host and a GPU) is released */
   pl->eo.guess_X = NULL;
   cis_operator_destroy(&pl->op);
@@ -355,8 +355,15 @@ int cisolve_s2(const cisolve *c, double *s2) {
   cis_error_clear();
   cis_err err = need_results(c, s2, "cisolve_s2");
   if (err != CIS_OK) return finish(c, err);
-  memcpy(s2, c->pl.s2, (size_t)c->pl.res.nroots * sizeof *s2);
-  return CISOLVE_OK;
+  if (c->pl.s2) { /* computed by the solve (a spin penalty) */
+    memcpy(s2, c->pl.s2, (size_t)c->pl.res.nroots * sizeof *s2);
+    return CISOLVE_OK;
+  }
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  err = cis_space_s2(c->pl.space, c->pl.res.nroots, c->pl.res.evecs, s2);
+  omp_set_num_threads(before);
+  return finish(c, err);
 }
 
 int cisolve_iterations(const cisolve *c, int *iterations, int64_t *matvecs) {
@@ -390,6 +397,23 @@ static cis_err dets(const cisolve *c, uint64_t *alpha, uint64_t *beta) {
 int cisolve_dets(const cisolve *c, uint64_t *alpha, uint64_t *beta) {
   cis_error_clear();
   return finish(c, dets(c, alpha, beta));
+}
+
+static cis_err det_addresses(const cisolve *c, int32_t *ia, int32_t *ib) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_det_addresses: the handle is NULL");
+  CIS_CHECK(c->pl.space, CIS_ERR_INPUT, "cisolve_det_addresses: no space (cisolve_build_space "
+            "or cisolve_solve first)");
+  CIS_CHECK(ia && ib, CIS_ERR_INPUT, "cisolve_det_addresses: an output array is NULL");
+  const cis_space *s = c->pl.space;
+  size_t bytes = sizeof(int32_t) * (size_t)cis_space_ndet(s);
+  memcpy(ia, cis_space_alpha_index(s), bytes);
+  memcpy(ib, cis_space_beta_index(s), bytes);
+  return CIS_OK;
+}
+
+int cisolve_det_addresses(const cisolve *c, int32_t *ia, int32_t *ib) {
+  cis_error_clear();
+  return finish(c, det_addresses(c, ia, ib));
 }
 
 static cis_err rdm12s(const cisolve *c, const double *bra, const double *ket, cis_rdm_out *out) {

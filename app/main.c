@@ -152,7 +152,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   CIS_TRY(cis_options_apply_file(&opt, &prob.file_options, argc, argv));
   CIS_TRY(cis_irrep_all_paths(&opt));
   CIS_TRY(ranks_options(&opt));
-  if (opt.matrix_free && opt.export_matrix[0])
+  if (opt.matrix_free == CIS_MATRIX_FREE_ON && opt.export_matrix[0])
     CIS_FAIL(CIS_ERR_USAGE, "--export-matrix writes the stored matrix: --matrix-free stores none");
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
   if (opt.threads > 0) omp_set_num_threads(opt.threads);
@@ -235,7 +235,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   pl.res.matvecs += rc.matvecs_before;
 
   t0 = cis_wtime();
-  CIS_TRY(cis_pipeline_results(&pl, &opt));
+  CIS_TRY(cis_pipeline_results(&pl, &opt, 1));
   rep.t_analysis = cis_wtime() - t0;
   rep.an = &pl.an;
   cis_report_results(&rep, &pl.res, pl.s2);

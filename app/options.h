@@ -12,6 +12,7 @@
 
 typedef enum { CIS_DEVICE_AUTO = 0, CIS_DEVICE_CPU, CIS_DEVICE_GPU } cis_device_kind;
 typedef enum { CIS_SOLVER_DAVIDSON = 0, CIS_SOLVER_LANCZOS } cis_solver_kind;
+typedef enum { CIS_MATRIX_FREE_AUTO = 0, CIS_MATRIX_FREE_ON, CIS_MATRIX_FREE_OFF } cis_matrix_free;
 /* After convergence: no check, the search of every symmetry block (default), or that and the
  * search from random vectors (docs/solvers.md). */
 typedef enum { CIS_CHECK_NONE = 0, CIS_CHECK_BLOCKS, CIS_CHECK_FULL } cis_check_mode;
@@ -59,7 +60,8 @@ typedef struct {
   int device_index;         /* -1 = any */
   int64_t mem;              /* host budget for cached Expansion blocks; -1 = default */
   int64_t gpu_mem;          /* -1 = default */
-  int matrix_free;          /* --matrix-free: store no row of H; every product generates them */
+  cis_matrix_free matrix_free; /* --matrix-free[=MODE]: store no row of H, every product
+                                  generating them; auto (default): app/plan.c decides */
   int regen_host;           /* --regen host: a GPU run's streamed Expansion rows come from the
                                host (its cache, or generated there), not generated on the GPU */
   int threads;              /* 0 = OpenMP default */

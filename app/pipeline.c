@@ -119,7 +119,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
   if (p->kind == CIS_PROBLEM_INTEGRALS) {
     CIS_CALL(cis_pipeline_space(pl, o, p));
     /* the plan's decisions (app/plan.c says why), executed: the build's options and pool */
-    cis_plan_decide(o, cis_space_ndet(pl->space), 1, &pl->dec);
+    cis_plan_decide(o, cis_space_ndet(pl->space), pl->space, &pl->dec);
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;
@@ -137,10 +137,10 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     pl->nnz_local = pl->h->matrix_free ? (int64_t)pl->h->mf_nnz
                                        : pl->h->hyb.ell.nnz + pl->h->hyb.nnz_exp;
   } else {
-    CIS_CHECK(!o->matrix_free, CIS_ERR_USAGE,
+    CIS_CHECK(o->matrix_free != CIS_MATRIX_FREE_ON, CIS_ERR_USAGE,
               "--matrix-free generates the rows of a CI Hamiltonian: %s holds an explicit matrix, "
               "whose rows are stored", o->input);
-    cis_plan_decide(o, p->matrix.n, 0, &pl->dec);
+    cis_plan_decide(o, p->matrix.n, NULL, &pl->dec);
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;
@@ -251,8 +251,8 @@ cis_err cis_pipeline_solve(cis_pipeline *pl, const cis_options *o) {
   return CIS_OK;
 }
 
-cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o) {
-  if (pl->space) {
+cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o, int s2) {
+  if (pl->space && (s2 || o->spin_set)) {
     CIS_CALL(cis_malloc(&pl->s2, (size_t)pl->res.nroots, sizeof *pl->s2, "<S^2> values"));
     CIS_CALL(cis_space_s2(pl->space, pl->res.nroots, pl->res.evecs, pl->s2));
   }

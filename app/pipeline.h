@@ -86,8 +86,9 @@ cis_err cis_pipeline_states(cis_pipeline *pl, const cis_options *o);
 /* Solve with `eo`, then the check of --check-roots (a missed state is included in res).
  * CIS_ERR_INTERRUPTED when eo's callbacks stopped it (res holds the current vectors). */
 cis_err cis_pipeline_solve(cis_pipeline *pl, const cis_options *o);
-/* <S^2> of the roots (integral problems), then the analysis (app/analysis.h): the spin-penalty
- * correction of res.evals, degenerate groups, --rdm1. */
-cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o);
+/* <S^2> of the roots into pl->s2 (integral problems; with s2, or a spin penalty, which the
+ * analysis takes out of the energies with it), then the analysis (app/analysis.h): the
+ * spin-penalty correction of res.evals, degenerate groups, --rdm1. */
+cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o, int s2);
 
 #endif

@@ -2,10 +2,15 @@
 #include "app/plan.h"
 
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
+#ifdef CISOLVE_HAVE_CUDA
+#include "hamiltonian/rowgen_cuda.h"
+#endif
 #include "hamiltonian/space.h"
 #include "solver/eigs.h"
 
@@ -64,7 +69,47 @@ int64_t cis_plan_pool_bytes(const cis_options *o, int64_t n, int ci, int gpu) {
  * instead of in a pass of its own; an explicit matrix's upload takes its own. */
 int cis_plan_census(int ci, int gpu) { return ci && gpu; }
 
-void cis_plan_decide(const cis_options *o, int64_t n, int ci, cis_plan_decisions *d) {
+/* --matrix-free auto. Storing the rows costs their build on the host's threads and their upload
+ * once; generating them costs more in every product than a stored product does. Per entry of
+ * the matrix (docs/BENCHMARKS.md, "Rows generated on the GPU": F2 CAS(12,12) and H2O/6-31G*
+ * FCI, H100 and H200): the build takes about STORE_THREAD_S / threads, the upload UPLOAD_S, a
+ * stored product 1 / STORED_RATE, a generating one 1 / GEN_RATE (the slower inputs' rates). The
+ * products expected: a Davidson iteration takes one per root, about EXPECT_ITERS iterations
+ * (fewer with --max-iter), and the check for lower states about CHECK_PRODUCTS more. Lanczos
+ * runs take many more products: they store. */
+#define STORE_THREAD_S 3.8e-8
+#define UPLOAD_S 3.4e-10
+#define STORED_RATE 3.7e11
+#define GEN_RATE 6.0e10
+#define EXPECT_ITERS 20
+#define CHECK_PRODUCTS 12
+
+void cis_plan_matrix_free(const cis_options *o, const cis_space *space, cis_plan_decisions *d) {
+  d->matrix_free = space && o->matrix_free == CIS_MATRIX_FREE_ON;
+  d->mf_auto = 0;
+  if (!space || o->matrix_free != CIS_MATRIX_FREE_AUTO || !d->gpu || o->export_matrix[0] ||
+      o->solver != CIS_SOLVER_DAVIDSON)
+    return;
+#ifdef CISOLVE_HAVE_CUDA
+  /* what the device generator refuses (hamiltonian/rowgen_cuda.h cis_rowgen_cuda_why) */
+  int ms2 = abs(cis_space_nalpha(space) - cis_space_nbeta(space));
+  if ((o->spin_set && o->spin2 > ms2) || cis_space_norb(space) > CIS_ROWGEN_CUDA_MAX_NORB ||
+      cis_space_ndet(space) > INT32_MAX)
+    return;
+  int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+  double per_product = 1.0 / GEN_RATE - 1.0 / STORED_RATE;
+  d->mf_breakeven = (int64_t)((STORE_THREAD_S / threads + UPLOAD_S) / per_product);
+  int iters = o->max_iter > 0 ? CIS_MIN(o->max_iter, EXPECT_ITERS) : EXPECT_ITERS;
+  d->mf_expected = (int64_t)o->nroots * iters +
+                   (o->check_roots != CIS_CHECK_NONE ? CHECK_PRODUCTS : 0);
+  d->mf_auto = 1;
+  d->matrix_free = d->mf_expected < d->mf_breakeven;
+#endif
+}
+
+void cis_plan_decide(const cis_options *o, int64_t n, const cis_space *space,
+                     cis_plan_decisions *d) {
+  int ci = space != NULL;
   memset(d, 0, sizeof *d);
   d->n = n;
   d->ci = ci;
@@ -76,7 +121,8 @@ void cis_plan_decide(const cis_options *o, int64_t n, int ci, cis_plan_decisions
   d->census = cis_plan_census(ci, d->gpu);
   d->host_vectors = cis_plan_host_vectors(o);
   d->device_vectors = cis_plan_device_vectors(o);
-  if (o->matrix_free && ci) { /* no row stored: no cache, no pool, no census */
+  cis_plan_matrix_free(o, space, d);
+  if (d->matrix_free) { /* no row stored: no cache, no pool, no census */
     d->host_cache = d->cache_none_within = d->pool_bytes = 0;
     d->census = 0;
   }
@@ -90,7 +136,7 @@ void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_h
   h->nthreads = o->threads;
   h->cache_none_within = d->cache_none_within;
   h->host_regen = o->regen_host;
-  h->no_rows = o->matrix_free && d->ci;
+  h->no_rows = d->matrix_free;
   h->census = d->census;
 }
 
@@ -208,7 +254,7 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     snprintf(out->space, sizeof out->space, "%s", cis_space_describe(space));
     out->has_irrep_dims = cis_space_irrep_dims(space, out->irrep_dim);
     out->irrep = cis_space_irrep(space);
-    cis_plan_decide(o, n, 1, &out->dec);
+    cis_plan_decide(o, n, space, &out->dec);
     CIS_TRY(cis_plan_check_vectors(o, n, 1, out->device != CIS_PLAN_CPU));
     cis_plan_hmat_opts(o, &out->dec, &hopt);
     CIS_TRY(cis_hmat_plan_ci(&p->ints, space, &hopt, spin_shift, spin_s2, &out->hm));
@@ -216,7 +262,7 @@ cis_err cis_plan_make(const cis_options *o, const cis_problem *p, double spin_sh
     out->input_bytes = (cis_eri_size(norb) + (int64_t)norb * norb) * 8;
     out->space_bytes = cis_space_bytes(space) + out->hm.table_bytes;
   } else {
-    cis_plan_decide(o, p->matrix.n, 0, &out->dec);
+    cis_plan_decide(o, p->matrix.n, NULL, &out->dec);
     CIS_TRY(cis_plan_check_vectors(o, p->matrix.n, 0, out->device != CIS_PLAN_CPU));
     cis_plan_hmat_opts(o, &out->dec, &hopt);
     CIS_TRY(cis_hmat_plan_csr(&p->matrix, &hopt, &out->hm));

@@ -75,9 +75,20 @@ typedef struct {
   int64_t pool_bytes;        /* > 0: the build sends its blocks to a pool of this size */
   int census;
   int64_t host_vectors, device_vectors;
+  int matrix_free;           /* no row stored: every product generates them (cis_plan_matrix_free) */
+  int mf_auto;               /* decided by --matrix-free auto: the two numbers below */
+  int64_t mf_expected;       /* products the run is expected to take */
+  int64_t mf_breakeven;      /* products beyond which storing the rows pays */
 } cis_plan_decisions;
 
-void cis_plan_decide(const cis_options *o, int64_t n, int ci, cis_plan_decisions *d);
+/* space: the determinant space of an integral problem (ci), NULL for an explicit matrix. */
+void cis_plan_decide(const cis_options *o, int64_t n, const cis_space *space,
+                     cis_plan_decisions *d);
+/* Whether the rows are generated in every product instead of stored (d->matrix_free; see
+ * plan.c): --matrix-free on or off as asked; auto: on where a GPU will run, its row generator
+ * takes the space (hamiltonian/rowgen_cuda.h) and the products expected (d->mf_expected) are
+ * fewer than those after which storing pays (d->mf_breakeven). */
+void cis_plan_matrix_free(const cis_options *o, const cis_space *space, cis_plan_decisions *d);
 /* The build's options that carry the decisions (the pool, a sink, and progress are the
  * caller's to add). */
 void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_hmat_opts *h);

@@ -173,6 +173,15 @@ static void report_stored(const cis_report *r) {
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
 }
 
+/* Why --matrix-free auto stored the rows or not (run and plan alike). */
+static void report_matrix_free_auto(const cis_plan_decisions *d) {
+  if (!d || !d->mf_auto) return;
+  printf("matrix-free      %s (--matrix-free auto): about %lld products expected, storing the "
+         "rows pays after about %lld%s\n", d->matrix_free ? "chosen" : "not chosen",
+         (long long)d->mf_expected, (long long)d->mf_breakeven,
+         d->matrix_free ? "" : " (--matrix-free asks for it)");
+}
+
 void cis_report_matrix(const cis_report *r) {
   if (quiet(r)) return;
   const cis_hmat *h = r->h;
@@ -195,6 +204,7 @@ void cis_report_matrix(const cis_report *r) {
   if (h->npre < h->nref)
     printf("; the preconditioner's dense block is its first %lld", (long long)h->npre);
   printf("\n");
+  report_matrix_free_auto(r->dec);
   if (h->matrix_free) {
     printf("nonzeros         about %.3g%s (sampled), none stored (--matrix-free): every product "
            "generates the rows\n", h->mf_nnz, cis_comm_size() > 1 ? " in rank 0's rows" : "");
@@ -611,7 +621,8 @@ void cis_report_plan(const cis_report *r, const cis_plan *pl) {
     printf("device           CPU, %d threads (%s)\n", pl->threads, pl->note);
   else
     printf("device           CPU, %d threads\n", pl->threads);
-  if (r->opt->matrix_free && pl->space[0]) {
+  report_matrix_free_auto(&pl->dec);
+  if (pl->dec.matrix_free) {
     int gpu = pl->device == CIS_PLAN_GPU;
     printf("matrix-free      nothing stored: every product generates about %.3g elements %s%s\n",
            (double)(hm->nnz_ref + hm->nnz_exp), gpu ? "on the GPU" : "on the host's threads",

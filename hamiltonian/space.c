@@ -569,6 +569,8 @@ const uint64_t *cis_space_alpha(const cis_space *s, int64_t i) {
 const uint64_t *cis_space_beta(const cis_space *s, int64_t i) {
   return cis_strlist_at(&s->bstr, s->det_ib[i]);
 }
+const int32_t *cis_space_alpha_index(const cis_space *s) { return s->det_ia; }
+const int32_t *cis_space_beta_index(const cis_space *s) { return s->det_ib; }
 
 int64_t cis_space_find(const cis_space *s, const uint64_t *alpha, const uint64_t *beta) {
   int64_t ia = cis_strlist_find(&s->astr, alpha);

@@ -60,6 +60,11 @@ double cis_space_fci_bytes(int norb, int nalpha, int nbeta);
 /* Strings of determinant i (in our order): nwords words each. */
 const uint64_t *cis_space_alpha(const cis_space *s, int64_t i);
 const uint64_t *cis_space_beta(const cis_space *s, int64_t i);
+/* Determinant i's alpha and beta strings as positions (ia[i], ib[i]) in the space's lists of
+ * distinct alpha and beta strings, each sorted ascending (hamiltonian/strings.h cis_str_cmp);
+ * ndet each, our order. */
+const int32_t *cis_space_alpha_index(const cis_space *s);
+const int32_t *cis_space_beta_index(const cis_space *s);
 /* Diagonal energies H_ii (without ecore), in our order. */
 const double *cis_space_hdiag(const cis_space *s);
 /* The symmetry blocks of H on the Reference region (hamiltonian/symmetry.h): the label of each

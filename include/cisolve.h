@@ -100,7 +100,7 @@ CISOLVE_API int cisolve_build_space(cisolve *c);
 CISOLVE_API int cisolve_set_guess(cisolve *c, int k, const double *X);
 
 /* Build the space (unless built), the Hamiltonian, the backend, solve, check that no lower state
- * was missed, compute <S^2>. Returns 0 when every root converged, CISOLVE_NOT_CONVERGED when
+ * was missed. Returns 0 when every root converged, CISOLVE_NOT_CONVERGED when
  * some did not (results there), or an error (no results). Keeps the space, the backend and the
  * results; the Hamiltonian is released. */
 CISOLVE_API int cisolve_solve(cisolve *c);
@@ -112,7 +112,8 @@ CISOLVE_API int cisolve_nwords(const cisolve *c);
 CISOLVE_API int cisolve_nroots(const cisolve *c);
 
 /* Results of the last solve (else CISOLVE_ERR_INPUT): energies with ecore (nroots), whether
- * each root converged (nroots flags), the vectors (ndet x nroots, normalised), <S^2> (nroots),
+ * each root converged (nroots flags), the vectors (ndet x nroots, normalised), <S^2> (nroots;
+ * computed by this call on the host, O(ndet) work, unless the solve had a spin penalty),
  * the solver's iterations and single-vector products (either pointer may be NULL), the
  * backend it ran on (a description; "" before a solve). */
 CISOLVE_API int cisolve_energies(const cisolve *c, double *e);
@@ -125,6 +126,12 @@ CISOLVE_API const char *cisolve_backend(const cisolve *c);
 /* The determinants of the space (built by cisolve_build_space or a solve): alpha and beta
  * strings, ndet x nwords each, row i = determinant i in our order. */
 CISOLVE_API int cisolve_dets(const cisolve *c, uint64_t *alpha, uint64_t *beta);
+
+/* Each determinant's alpha and beta strings as positions ia[i], ib[i] (ndet each, our order) in
+ * the ascending lists of the space's distinct alpha and beta strings (a string read as a number,
+ * its highest word first). For FCI of norb <= 64 orbitals these are PySCF's cistring addresses,
+ * so that determinant i is element (ia[i], ib[i]) of PySCF's (na_strings, nb_strings) vector. */
+CISOLVE_API int cisolve_det_addresses(const cisolve *c, int32_t *ia, int32_t *ib);
 
 /* Spin-resolved one- and two-particle (transition) density matrices <bra| ... |ket> of two
  * vectors of the space (ndet each, our order; bra == ket: the ordinary RDMs), in PySCF's

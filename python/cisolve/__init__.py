@@ -59,6 +59,7 @@ def _load():
     dp = np.ctypeslib.ndpointer(np.float64, flags="C_CONTIGUOUS")
     up = np.ctypeslib.ndpointer(np.uint64, flags="C_CONTIGUOUS")
     ip = np.ctypeslib.ndpointer(np.intc, flags="C_CONTIGUOUS")
+    i32p = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
     sig = {
         "cisolve_create": (i, [i, i, i, dp, dp, d, ctypes.POINTER(p)]),
         "cisolve_set_option": (i, [p, ctypes.c_char_p, ctypes.c_char_p]),
@@ -75,6 +76,7 @@ def _load():
         "cisolve_iterations": (i, [p, ctypes.POINTER(i), ctypes.POINTER(i64)]),
         "cisolve_backend": (ctypes.c_char_p, [p]),
         "cisolve_dets": (i, [p, up, up]),
+        "cisolve_det_addresses": (i, [p, i32p, i32p]),
         "cisolve_rdm12s": (i, [p, dp, dp] + [p] * 6),
         "cisolve_last_error": (ctypes.c_char_p, []),
         "cisolve_destroy": (None, [ctypes.POINTER(p)]),
@@ -190,6 +192,16 @@ class Solver:
         _check(_load().cisolve_dets(self._h, a, b))
         return a, b
 
+    def det_addresses(self):
+        """(ia, ib): each determinant's alpha and beta string as its position in the ascending
+        lists of the space's distinct strings, (ndet,) int32 each, our order; for FCI these are
+        PySCF's cistring addresses."""
+        n = self.ndet
+        ia = np.zeros(n, dtype=np.int32)
+        ib = np.zeros(n, dtype=np.int32)
+        _check(_load().cisolve_det_addresses(self._h, ia, ib))
+        return ia, ib
+
     def set_guess(self, X):
         """Guess vectors, (ndet,) or (ndet, k), in our order; None removes the guess."""
         lib = _load()
@@ -249,8 +261,7 @@ class Result:
         vt = np.zeros((k, n))
         _check(lib.cisolve_vectors(h, vt))
         self.vectors = vt.T
-        self.s2 = np.zeros(k)
-        _check(lib.cisolve_s2(h, self.s2))
+        self._s2 = None
         conv = np.zeros(k, dtype=np.intc)
         _check(lib.cisolve_converged(h, conv))
         self.converged = conv.astype(bool)
@@ -258,7 +269,28 @@ class Result:
         _check(lib.cisolve_iterations(h, ctypes.byref(it), ctypes.byref(mv)))
         self.iterations, self.matvecs = it.value, mv.value
         self.backend = lib.cisolve_backend(h).decode()
-        self.alpha, self.beta = solver.dets()
+        self._dets = None
+
+    @property
+    def s2(self):
+        """<S^2> of each root (computed when first asked for: O(ndet) work on the host)."""
+        if self._s2 is None:
+            s2 = np.zeros(self.nroots)
+            _check(_load().cisolve_s2(self._solver._h, s2))
+            self._s2 = s2
+        return self._s2
+
+    @property
+    def alpha(self):
+        if self._dets is None:
+            self._dets = self._solver.dets()
+        return self._dets[0]
+
+    @property
+    def beta(self):
+        if self._dets is None:
+            self._dets = self._solver.dets()
+        return self._dets[1]
 
     def _vec(self, v):
         if isinstance(v, (int, np.integer)):

@@ -31,23 +31,23 @@ def _unpack_nelec(nelec, spin):
 
 class _Layout:
     """Where each determinant of cisolve's order sits in PySCF's (na_strings, nb_strings) array,
-    for FCI of (na, nb) electrons in norb orbitals."""
+    for FCI of (na, nb) electrons in norb orbitals (sol: a Solver of that space)."""
 
-    def __init__(self, norb, na, nb, alpha, beta):
+    def __init__(self, norb, na, nb, sol):
         if norb > 64:
             raise ValueError("cisolve.pyscf: PySCF's FCI layout holds at most 64 orbitals")
         self.norb, self.na, self.nb = norb, na, nb
         self.shape = (cistring.num_strings(norb, na), cistring.num_strings(norb, nb))
-        self.ia = cistring.strs2addr(norb, na, np.asarray(alpha[:, 0], dtype=np.int64))
-        self.ib = cistring.strs2addr(norb, nb, np.asarray(beta[:, 0], dtype=np.int64))
-        if len(self.ia) != self.shape[0] * self.shape[1]:
+        if sol.ndet != self.shape[0] * self.shape[1]:
             raise ValueError("cisolve.pyscf: the space is not FCI of (%d, %d) electrons in %d "
                              "orbitals" % (na, nb, norb))
+        ia, ib = sol.det_addresses()
+        self.flat = ia.astype(np.int64) * self.shape[1] + ib
 
     def to_pyscf(self, x):
-        c = np.zeros(self.shape)
-        c[self.ia, self.ib] = x
-        return c
+        c = np.empty(self.shape[0] * self.shape[1])
+        c[self.flat] = x
+        return c.reshape(self.shape)
 
     def to_ours(self, civec):
         c = np.asarray(civec, dtype=float)
@@ -55,11 +55,7 @@ class _Layout:
             raise ValueError("cisolve.pyscf: a CI vector of %d elements; FCI of (%d, %d) "
                              "electrons in %d orbitals has %d x %d"
                              % (c.size, self.na, self.nb, self.norb, *self.shape))
-        return np.ascontiguousarray(c.reshape(self.shape)[self.ia, self.ib])
-
-
-def _fci_strings(norb, n):
-    return np.asarray(cistring.make_strings(range(norb), n), dtype=np.uint64)
+        return c.reshape(-1)[self.flat]
 
 
 def _check_reorder(reorder):
@@ -156,7 +152,7 @@ class FCISolver(lib.StreamObject):
             s = _cis.Solver(h + h.T, np.zeros(norb * (norb + 1) // 2 * (norb * (norb + 1) // 2
                                                                        + 1) // 2),
                             norb, (na, nb), device="cpu", **self._thread_options())
-            self._layouts[key] = (s, _Layout(norb, na, nb, *s.dets()))
+            self._layouts[key] = (s, _Layout(norb, na, nb, s))
         return self._layouts[key]
 
     def _thread_options(self):
@@ -179,6 +175,11 @@ class FCISolver(lib.StreamObject):
                max_cycle=None, wfnsym=None, orbsym=None, verbose=None, **kwargs):
         """Lowest nroots eigenpairs of the active-space Hamiltonian: (e, civec), or lists of
         both when nroots > 1. e includes ecore."""
+        return FCISolver._kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol,
+                                 max_cycle, wfnsym, verbose, True)
+
+    def _kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol, max_cycle, wfnsym,
+                verbose, check_roots):
         if nroots is None:
             nroots = self.nroots
         log = logger.new_logger(self, verbose)
@@ -198,9 +199,11 @@ class FCISolver(lib.StreamObject):
         h1e = np.ascontiguousarray(h1e, dtype=float)
         eri8 = np.ascontiguousarray(ao2mo.restore(8, eri, norb), dtype=float)
         opts = self._solve_options(nroots, tol, max_cycle, na, nb)
+        if not check_roots:
+            opts["check-roots"] = "none"
         t0 = (logger.process_clock(), logger.perf_counter())
         sol = _cis.Solver(h1e, eri8, norb, (na, nb), ecore=ecore, **opts)
-        lay = _Layout(norb, na, nb, *sol.dets())
+        lay = _Layout(norb, na, nb, sol)
         ci0 = _as_list(ci0)
         if ci0:
             sol.set_guess(np.stack([lay.to_ours(c) for c in ci0[:nroots]], axis=1))
@@ -214,8 +217,9 @@ class FCISolver(lib.StreamObject):
         e = np.asarray(r.energies, dtype=float)
         log.timer("cisolve FCI (%d determinants, %d roots, %s)" % (r.ndet, r.nroots,
                                                                    r.backend), *t0)
-        for j in range(r.nroots):
-            log.debug("cisolve root %d  E = %.15g  <S^2> = %.7f", j, e[j], r.s2[j])
+        if log.verbose >= logger.DEBUG:
+            for j in range(r.nroots):
+                log.debug("cisolve root %d  E = %.15g  <S^2> = %.7f", j, e[j], r.s2[j])
         if not self.converged:
             log.warn("cisolve: not converged within %s iterations", opts["max-iter"])
         if nroots == 1:
@@ -226,11 +230,13 @@ class FCISolver(lib.StreamObject):
 
     def approx_kernel(self, h1e, eri, norb, nelec, ci0=None, ecore=0, nroots=None, tol=None,
                       max_cycle=None, **kwargs):
-        """An approximate solution for CASSCF's micro-iterations: a few iterations from ci0."""
+        """An approximate solution for CASSCF's micro-iterations: a few iterations from ci0,
+        without the check for lower states (the vector is a step of the orbital optimisation;
+        kernel, which gives the energies, checks)."""
         if max_cycle is None:
             max_cycle = 4
-        return FCISolver.kernel(self, h1e, eri, norb, nelec, ci0=ci0, ecore=ecore, nroots=nroots,
-                                tol=tol, max_cycle=max_cycle, **kwargs)
+        return FCISolver._kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol,
+                                 max_cycle, None, kwargs.get("verbose"), False)
 
     # ---- density matrices (computed by cisolve) -------------------------------------------
     def _rdms(self, bra, ket, norb, nelec, two):

@@ -7,13 +7,16 @@
 # the GPU as they are built), whether the blocks that are not resident are generated on the GPU
 # and whether the run chose the layout the plan named (SELL-32 is
 # decided at upload on its padding: the plan names it a candidate, and the run must use SELL-32
-# or the hybrid layout the plan names beside it). Exit 77 (skipped) when no GPU is usable.
+# or the hybrid layout the plan names beside it). First, --matrix-free auto's choice: the plan and
+# the run must choose alike, and a run that chose it must generate its rows on the GPU (nothing
+# placed: the checks above do not apply). Exit 77 (skipped) when no GPU is usable.
 set -u
 cis=$1 in=$2
 shift 2
 dir=$(mktemp -d) && trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; cat "$dir/dry.log" "$dir/run.log"; exit 1; }
-(cd "$dir" && "$cis" --device gpu --dry-run "$@" "$in") >"$dir/dry.log" 2>&1 || fail "dry run exited $?"
+(cd "$dir" && "$cis" --device gpu --max-iter 2 --dry-run "$@" "$in") >"$dir/dry.log" 2>&1 ||
+  fail "dry run exited $?"
 if ! grep -q '^device *GPU' "$dir/dry.log"; then
   echo "SKIPPED: no usable CUDA device"
   exit 77
@@ -21,6 +24,15 @@ fi
 "$cis" --device gpu --max-iter 2 -o /dev/null --checkpoint "$dir/ck.h5" "$@" "$in" >"$dir/run.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 2 ] || fail "run exited $rc"
+
+pm=$(grep -m1 -oE '^matrix-free +(not )?chosen' "$dir/dry.log")
+rm=$(grep -m1 -oE '^matrix-free +(not )?chosen' "$dir/run.log")
+[ "$pm" = "$rm" ] || fail "--matrix-free auto: plan '$pm', run '$rm'"
+if grep -qE '^matrix-free +chosen' <<<"$pm"; then
+  grep -q '^gpu matrix-free' "$dir/run.log" || fail "matrix-free chosen, but the run did not say so"
+  echo "ok: --matrix-free auto chose it in the plan and the run, rows generated on the GPU"
+  exit 0
+fi
 
 # (the run reports its placement after the upload and again with the results: the first)
 dp=$(grep -m1 '^gpu placement' "$dir/dry.log") rp=$(grep -m1 '^gpu placement' "$dir/run.log")

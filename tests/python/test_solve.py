@@ -83,6 +83,12 @@ def main():
           "device %s ran on %s" % (device, r.backend))
     check(r.vectors.shape == (441, 1) and r.alpha.shape == (441, 1), "shapes")
     C = to_pyscf(r.vectors[:, 0], r.alpha, r.beta, norb, nelec)
+    ia, ib = r._solver.det_addresses()
+    check(np.array_equal(ia, np.searchsorted(cistring.make_strings(range(norb), nelec[0]),
+                                             r.alpha[:, 0].astype(np.int64))) and
+          np.array_equal(ib, np.searchsorted(cistring.make_strings(range(norb), nelec[1]),
+                                             r.beta[:, 0].astype(np.int64))),
+          "det_addresses: PySCF's cistring addresses of the strings")
     check(abs(abs(np.vdot(C, c_ref)) - 1) < 1e-8, "overlap with PySCF's vector %.12f"
           % np.vdot(C, c_ref))
     e_c = fci.direct_spin1.energy(h1e, ao2mo.restore(8, eri, norb), C, norb, nelec) + ecore
