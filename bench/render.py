@@ -274,13 +274,15 @@ def render_casscf():
     out = table([("device", 0), ("case", 0), ("FCI solver", 0), ("on", 0), ("energy (Eh)", 1),
                  ("macro-iterations", 1), ("a macro-iteration (s, median)", 1),
                  ("total (s)", 1)], body)
-    for dev in sorted({r["device"] for r in rows}):
-        p = [r for r in rows if r["device"] == dev and r["side"].startswith("PySCF")]
-        c = [r for r in rows if r["device"] == dev and r["side"].startswith("cisolve")]
+    for dev, case in sorted({(r["device"], r["case"]) for r in rows}):
+        p = [r for r in rows if (r["device"], r["case"]) == (dev, case) and
+             r["side"].startswith("PySCF")]
+        c = [r for r in rows if (r["device"], r["case"]) == (dev, case) and
+             r["side"].startswith("cisolve")]
         if p and c:
-            out += ["", "%s: PySCF's time over cisolve's, in all %s, a macro-iteration %s." % (
-                dev, ratio(p[0]["total_s"], c[0]["total_s"]),
-                ratio(p[0]["median_macro_s"], c[0]["median_macro_s"]))]
+            out += ["", "%s, %s: PySCF's time over cisolve's, in all %s, a macro-iteration %s."
+                    % (dev, case, ratio(p[0]["total_s"], c[0]["total_s"]),
+                       ratio(p[0]["median_macro_s"], c[0]["median_macro_s"]))]
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
