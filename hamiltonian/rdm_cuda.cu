@@ -6,6 +6,7 @@ extern "C" {
 #include "hamiltonian/rdm_cuda.h"
 }
 #include "base/cuda_check.cuh"
+#include "hamiltonian/space_lookup.cuh"
 #include "kernels/backend_cuda.h"
 
 /* What the kernel reads: device copies of rdm_rows and of the space's lookup. */
@@ -29,21 +30,8 @@ struct cis_rdm_cuda {
   int nmem;
 };
 
-/* cis_space_lookup */
 __device__ __forceinline__ int64_t rlookup(const rdm_view &g, int64_t ia, int32_t ib) {
-  int64_t lo = g.aptr[ia], hi = g.aptr[ia + 1];
-  if (hi - lo == g.nb) return g.amaj_det[lo + ib];
-  hi--;
-  while (lo <= hi) {
-    int64_t mid = lo + ((hi - lo) >> 1);
-    int32_t x = g.amaj_ib[mid];
-    if (x == ib) return g.amaj_det[mid];
-    if (x < ib)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-  return -1;
+  return cis_dev_space_lookup(g.aptr, g.amaj_ib, g.amaj_det, g.nb, ia, ib);
 }
 
 /* rdm.c row_terms for row k0 + r, without the one-particle sums (a product of the block). */

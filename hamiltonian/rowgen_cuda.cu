@@ -9,6 +9,7 @@ extern "C" {
 #include "hamiltonian/rowgen_cuda.h"
 }
 #include "base/cuda_check.cuh"
+#include "hamiltonian/space_lookup.cuh"
 
 #define WARPS 4   /* warps per block */
 #define CIS_ROWGEN_CUDA_LANES 4 /* a row's lanes in products by default (lanes_for) */
@@ -53,21 +54,8 @@ __device__ __forceinline__ double dv(const gen_view &g, int64_t P, int64_t Q) {
   return g.vpp ? g.v[P * g.npair + Q] : g.v[dpair(P, Q)];
 }
 
-/* cis_space_lookup */
 __device__ __forceinline__ int64_t dlookup(const gen_view &g, int64_t ia, int32_t ib) {
-  int64_t lo = g.aptr[ia], hi = g.aptr[ia + 1];
-  if (hi - lo == g.nb) return g.amaj_det[lo + ib];
-  hi--;
-  while (lo <= hi) {
-    int64_t mid = lo + ((hi - lo) >> 1);
-    int32_t x = g.amaj_ib[mid];
-    if (x == ib) return g.amaj_det[mid];
-    if (x < ib)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-  return -1;
+  return cis_dev_space_lookup(g.aptr, g.amaj_ib, g.amaj_det, g.nb, ia, ib);
 }
 
 /* rowgen.c cross_sum, in its order */
