@@ -168,7 +168,11 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
     if (e == CIS_OK) return CIS_OK;
     if (!o->quiet) {
       printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
-      if (h->hyb.ncached < h->hyb.nblocks && o->mem < 0)
+      if (h->matrix_free && o->matrix_free == CIS_MATRIX_FREE_AUTO)
+        printf("note             no row was stored (--matrix-free auto chose to generate them on "
+               "the GPU): the CPU generates every row in every product (--device cpu stores "
+               "them)\n");
+      else if (h->hyb.ncached < h->hyb.nblocks && o->mem < 0)
         printf("note             the matrix was built for the GPU, with no host cache: the CPU "
                "regenerates it in every product (--device cpu caches it)\n");
     }
