@@ -277,8 +277,8 @@ static cis_err device_one_particle(rdm_gemm *gm, int64_t cur, const rdm_block *T
 }
 
 /* The two-particle blocks asked for in out, from the intermediates of rows R, a block at a
- * time: filled on the host and copied to the device, or filled on the device where its
- * backend is a GPU's (CUDA builds); e1 (2 x n2) gets <bra|E^A|ket>, <bra|E^B|ket>. */
+ * time: filled on the device where the backend is a CUDA one, else filled on the host (and
+ * copied to a device backend's memory); e1 (2 x n2) gets <bra|E^A|ket>, <bra|E^B|ket>. */
 static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *bra,
                             const double *ket, double *e1, cis_rdm_out *out) {
   cis_err err = CIS_OK;
@@ -289,7 +289,7 @@ static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *br
   rdm_gemm gm = {.be = be && be->is_device ? be : NULL, .n2 = n2};
   rdm_dev dev = {0};
 #ifdef CISOLVE_HAVE_CUDA
-  if (gm.be) CIS_TRY(cis_rdm_cuda_create(R, be, &dev.fill));
+  if (gm.be && cis_backend_is_cuda(be)) CIS_TRY(cis_rdm_cuda_create(R, be, &dev.fill));
 #endif
   int64_t rows = block_rows(R->nk, n2, nbuf,
                             dev.fill ? CIS_RDM_DEVICE_BLOCK_BYTES : CIS_RDM_BLOCK_BYTES);

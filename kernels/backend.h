@@ -72,6 +72,9 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
 cis_err cis_blas_prepare(char **argv);
 /* device < 0: first usable device. */
 cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **out);
+/* Whether be is a backend of cis_backend_create_cuda (0 without CUDA), whose device memory
+ * CUDA code outside the backend may use on its stream (kernels/backend_cuda.h). */
+int cis_backend_is_cuda(const cis_backend *be);
 /* Number of usable CUDA devices (0 when CUDA is not compiled in or none works). */
 int cis_backend_cuda_device_count(void);
 /* The memory of CUDA device `device` (< 0: device 0) in bytes, from its properties (no context

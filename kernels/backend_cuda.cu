@@ -179,6 +179,9 @@ static const cis_backend_ops cuda_ops = {
     cuda_destroy,
 };
 
+extern "C" int cis_backend_is_cuda(const cis_backend *be) { return be && be->ops == &cuda_ops; }
+
+
 extern "C" cudaStream_t cis_backend_cuda_stream(const cis_backend *be) {
   return ((const cuda_impl *)be->impl)->stream;
 }

@@ -11,6 +11,10 @@ cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **out) {
             "this cisolve was built without CUDA (CISOLVE_ENABLE_CUDA=OFF)");
 }
 
+int cis_backend_is_cuda(const cis_backend *be) {
+  (void)be;
+  return 0;
+}
 int cis_backend_cuda_device_count(void) { return 0; }
 
 int64_t cis_backend_cuda_device_memory(int device) {
