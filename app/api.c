@@ -173,6 +173,29 @@ int cisolve_set_option(cisolve *c, const char *key, const char *value) {
   return finish(c, e);
 }
 
+static cis_err set_orbsym(cisolve *c, const int *orbsym) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_set_orbsym: the handle is NULL");
+  int norb = c->prob.ints.norb;
+  int *copy = NULL;
+  if (orbsym) {
+    for (int p = 0; p < norb; p++)
+      CIS_CHECK(orbsym[p] >= 1 && orbsym[p] <= 8, CIS_ERR_INPUT,
+                "cisolve_set_orbsym: orbital %d has irrep %d (expected 1..8, Molpro's numbering "
+                "as in an FCIDUMP's ORBSYM)", p + 1, orbsym[p]);
+    CIS_CALL(cis_malloc(&copy, (size_t)norb, sizeof *copy, "orbital irreps"));
+    memcpy(copy, orbsym, sizeof *copy * (size_t)norb);
+  }
+  cis_free(&c->prob.ints.orbsym);
+  c->prob.ints.orbsym = copy;
+  discard_results(c, 1);
+  return CIS_OK;
+}
+
+int cisolve_set_orbsym(cisolve *c, const int *orbsym) {
+  cis_error_clear();
+  return finish(c, set_orbsym(c, orbsym));
+}
+
 /* The electrons and the space as the options say, then the space (once). */
 static cis_err build_space(cisolve *c, const cis_options *o) {
   if (c->pl.space) return CIS_OK;

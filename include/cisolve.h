@@ -86,6 +86,12 @@ CISOLVE_API int cisolve_create(int norb, int nalpha, int nbeta, const double *h1
  * ms2, ref-size). */
 CISOLVE_API int cisolve_set_option(cisolve *c, const char *key, const char *value);
 
+/* The orbitals' point-group irreps: norb values 1..8 in Molpro's numbering (as an FCIDUMP's
+ * ORBSYM; D2h and its subgroups), copied; NULL removes them. With them the option "irrep" (a
+ * number, or a name with "point-group") restricts the space to the determinants of one irrep.
+ * Discards the results, the space and the guess. */
+CISOLVE_API int cisolve_set_orbsym(cisolve *c, const int *orbsym);
+
 /* Build the determinant space of the current options now (cisolve_solve does it when it is not
  * built), so that cisolve_ndet and cisolve_dets answer before a solve: a guess is given in its
  * order. */

@@ -77,6 +77,7 @@ def _load():
         "cisolve_backend": (ctypes.c_char_p, [p]),
         "cisolve_dets": (i, [p, up, up]),
         "cisolve_det_addresses": (i, [p, i32p, i32p]),
+        "cisolve_set_orbsym": (i, [p, p]),
         "cisolve_rdm12s": (i, [p, dp, dp] + [p] * 6),
         "cisolve_last_error": (ctypes.c_char_p, []),
         "cisolve_destroy": (None, [ctypes.POINTER(p)]),
@@ -174,6 +175,18 @@ class Solver:
             return
         _check(_load().cisolve_set_option(self._h, key.replace("_", "-").encode(),
                                           _option_value(value).encode()))
+
+    def set_orbsym(self, orbsym):
+        """The orbitals' irreps, norb values 1..8 in Molpro's numbering (an FCIDUMP's ORBSYM);
+        None removes them. With them the option irrep restricts the space to one irrep."""
+        lib = _load()
+        if orbsym is None:
+            _check(lib.cisolve_set_orbsym(self._h, None))
+            return
+        o = np.ascontiguousarray(orbsym, dtype=np.intc).ravel()
+        if o.size != self.norb:
+            raise Error("orbsym has %d values: expected one per orbital (%d)" % (o.size, self.norb))
+        _check(lib.cisolve_set_orbsym(self._h, o.ctypes.data_as(ctypes.c_void_p)))
 
     def build_space(self):
         _check(_load().cisolve_build_space(self._h))

@@ -31,21 +31,28 @@ def _unpack_nelec(nelec, spin):
 
 class _Layout:
     """Where each determinant of cisolve's order sits in PySCF's (na_strings, nb_strings) array,
-    for FCI of (na, nb) electrons in norb orbitals (sol: a Solver of that space)."""
+    for FCI of (na, nb) electrons in norb orbitals, or the part of it of one irrep (sol: a Solver
+    of that space; PySCF's array holds zeros for the determinants outside it)."""
 
     def __init__(self, norb, na, nb, sol):
         if norb > 64:
             raise ValueError("cisolve.pyscf: PySCF's FCI layout holds at most 64 orbitals")
         self.norb, self.na, self.nb = norb, na, nb
         self.shape = (cistring.num_strings(norb, na), cistring.num_strings(norb, nb))
-        if sol.ndet != self.shape[0] * self.shape[1]:
-            raise ValueError("cisolve.pyscf: the space is not FCI of (%d, %d) electrons in %d "
-                             "orbitals" % (na, nb, norb))
+        n = sol.ndet
+        if n > self.shape[0] * self.shape[1]:
+            raise ValueError("cisolve.pyscf: the space is not within FCI of (%d, %d) electrons "
+                             "in %d orbitals" % (na, nb, norb))
         ia, ib = sol.det_addresses()
+        if n and (ia.max() + 1 != self.shape[0] or ib.max() + 1 != self.shape[1]):
+            # some strings are absent from the space (one irrep): address them by value
+            a, b = sol.dets()
+            ia = cistring.strs2addr(norb, na, a[:, 0].astype(np.int64))
+            ib = cistring.strs2addr(norb, nb, b[:, 0].astype(np.int64))
         self.flat = ia.astype(np.int64) * self.shape[1] + ib
 
     def to_pyscf(self, x):
-        c = np.empty(self.shape[0] * self.shape[1])
+        c = np.zeros(self.shape[0] * self.shape[1])
         c[self.flat] = x
         return c.reshape(self.shape)
 
@@ -56,6 +63,36 @@ class _Layout:
                              "electrons in %d orbitals has %d x %d"
                              % (c.size, self.na, self.nb, self.norb, *self.shape))
         return c.reshape(-1)[self.flat]
+
+
+# PySCF's irrep ids of D2h and its subgroups in Molpro's numbering (pyscf.tools.fcidump's table,
+# which that module's import would bring the DFT libraries along for)
+_MOLPRO_IRREP = {"D2h": (1, 4, 6, 7, 8, 5, 3, 2), "C2v": (1, 4, 2, 3), "C2h": (1, 4, 2, 3),
+                 "D2": (1, 4, 3, 2), "Cs": (1, 2), "C2": (1, 2), "Ci": (1, 2), "C1": (1,)}
+
+
+def _molpro_irreps(mol, orbsym, wfnsym):
+    """The active orbitals' irreps (PySCF's ids) and the target irrep (an id or a name) in
+    Molpro's numbering, cisolve's: Dooh and Coov by their D2h and C2v subgroups, as PySCF's
+    FCIDUMP writer does (a linear molecule's state is then restricted to the subgroup's irrep)."""
+    from pyscf import symm
+    group = getattr(mol, "groupname", None)
+    if group is None:
+        raise ValueError("cisolve.pyscf: a target irrep (wfnsym %r) needs the molecule: "
+                         "FCISolver(mol)" % (wfnsym,))
+    if orbsym is None:
+        raise ValueError("cisolve.pyscf: a target irrep (wfnsym %r) needs the active orbitals' "
+                         "irreps (orbsym)" % (wfnsym,))
+    wid = symm.irrep_name2id(group, wfnsym) if isinstance(wfnsym, str) else int(wfnsym)
+    ids = np.asarray(orbsym, dtype=int)
+    sub = {"Dooh": "D2h", "Coov": "C2v"}.get(group, group)
+    if sub != group:
+        ids, wid = ids % 10, wid % 10
+    if sub not in _MOLPRO_IRREP:
+        raise NotImplementedError("cisolve.pyscf: point group %s (cisolve takes D2h and its "
+                                  "subgroups)" % group)
+    table = _MOLPRO_IRREP[sub]
+    return [table[i] for i in ids], table[wid]
 
 
 def _check_reorder(reorder):
@@ -176,21 +213,17 @@ class FCISolver(lib.StreamObject):
         """Lowest nroots eigenpairs of the active-space Hamiltonian: (e, civec), or lists of
         both when nroots > 1. e includes ecore."""
         return FCISolver._kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol,
-                                 max_cycle, wfnsym, verbose, True)
+                                 max_cycle, wfnsym, orbsym, verbose, True)
 
     def _kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol, max_cycle, wfnsym,
-                verbose, check_roots):
+                orbsym, verbose, check_roots):
         if nroots is None:
             nroots = self.nroots
         log = logger.new_logger(self, verbose)
         if wfnsym is None:
             wfnsym = self.wfnsym
-        if wfnsym is not None:
-            # solving without the restriction could return a state of another irrep
-            raise NotImplementedError(
-                "cisolve.pyscf: a target irrep (wfnsym %r, which PySCF sets for a molecule built "
-                "with symmetry) is not supported yet: build the molecule with symmetry=False"
-                % (wfnsym,))
+        if orbsym is None:
+            orbsym = self.orbsym
         na, nb = _unpack_nelec(nelec, self.spin)
         self.norb, self.nelec = norb, (na, nb)
         if isinstance(h1e, (tuple, list)) or np.asarray(h1e).ndim != 2:
@@ -201,8 +234,13 @@ class FCISolver(lib.StreamObject):
         opts = self._solve_options(nroots, tol, max_cycle, na, nb)
         if not check_roots:
             opts["check-roots"] = "none"
+        irreps = None
+        if wfnsym is not None:  # the states of that irrep alone, as PySCF's direct_spin1_symm
+            irreps, opts["irrep"] = _molpro_irreps(self.mol, orbsym, wfnsym)
         t0 = (logger.process_clock(), logger.perf_counter())
         sol = _cis.Solver(h1e, eri8, norb, (na, nb), ecore=ecore, **opts)
+        if irreps is not None:
+            sol.set_orbsym(irreps)
         lay = _Layout(norb, na, nb, sol)
         ci0 = _as_list(ci0)
         if ci0:
@@ -236,7 +274,8 @@ class FCISolver(lib.StreamObject):
         if max_cycle is None:
             max_cycle = 4
         return FCISolver._kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol,
-                                 max_cycle, None, kwargs.get("verbose"), False)
+                                 max_cycle, kwargs.get("wfnsym"), kwargs.get("orbsym"),
+                                 kwargs.get("verbose"), False)
 
     # ---- density matrices (computed by cisolve) -------------------------------------------
     def _rdms(self, bra, ket, norb, nelec, two):

@@ -148,6 +148,15 @@ def main():
     refused("the library takes the integrals of the orbitals to correlate", cisolve.solve, h1e,
             eri, norb, nelec, frozen=1)
     refused("guess has shape", cisolve.solve, h1e, eri, norb, nelec, guess=np.ones(5))
+    # orbital irreps (set_orbsym, Molpro's numbering) with the option irrep: every orbital in
+    # irrep 1 keeps every determinant; labels the integrals do not obey are refused, and so is
+    # a value outside 1..8 (the restriction itself: casscf_n2.py, H2O in C2v)
+    s = cisolve.Solver(h1e, eri, norb, nelec, ecore, device="cpu", irrep=1)
+    s.set_orbsym([1] * norb)
+    check(s.ndet == 441, "irrep 1 with every orbital in it: %d determinants of 441" % s.ndet)
+    s.set_orbsym([1, 1, 1, 4, 1, 2, 4])
+    refused("do not have ORBSYM's symmetry", s.build_space)
+    refused("orbital 4 has irrep 9", s.set_orbsym, [1, 1, 1, 9, 1, 2, 4])
 
     # the spin-resolved RDMs against PySCF's of the same vector
     (d1a, d1b), (d2aa, d2ab, d2ba, d2bb) = r4.rdm12s(0, 1)
