@@ -402,11 +402,17 @@ const char *cisolve_backend(const cisolve *c) {
   return c && c->solved && c->pl.be ? c->pl.be->desc : "";
 }
 
+/* A call that reads the space into two output arrays: the handle, its space and the arrays. */
+static cis_err need_space(const cisolve *c, const void *a, const void *b, const char *what) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "%s: the handle is NULL", what);
+  CIS_CHECK(c->pl.space, CIS_ERR_INPUT, "%s: no space (cisolve_build_space or cisolve_solve "
+            "first)", what);
+  CIS_CHECK(a && b, CIS_ERR_INPUT, "%s: an output array is NULL", what);
+  return CIS_OK;
+}
+
 static cis_err dets(const cisolve *c, uint64_t *alpha, uint64_t *beta) {
-  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_dets: the handle is NULL");
-  CIS_CHECK(c->pl.space, CIS_ERR_INPUT, "cisolve_dets: no space (cisolve_build_space or "
-            "cisolve_solve first)");
-  CIS_CHECK(alpha && beta, CIS_ERR_INPUT, "cisolve_dets: an output array is NULL");
+  CIS_CALL(need_space(c, alpha, beta, "cisolve_dets"));
   const cis_space *s = c->pl.space;
   int64_t n = cis_space_ndet(s);
   int nw = cis_space_nwords(s);
@@ -423,10 +429,7 @@ int cisolve_dets(const cisolve *c, uint64_t *alpha, uint64_t *beta) {
 }
 
 static cis_err det_addresses(const cisolve *c, int32_t *ia, int32_t *ib) {
-  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_det_addresses: the handle is NULL");
-  CIS_CHECK(c->pl.space, CIS_ERR_INPUT, "cisolve_det_addresses: no space (cisolve_build_space "
-            "or cisolve_solve first)");
-  CIS_CHECK(ia && ib, CIS_ERR_INPUT, "cisolve_det_addresses: an output array is NULL");
+  CIS_CALL(need_space(c, ia, ib, "cisolve_det_addresses"));
   const cis_space *s = c->pl.space;
   size_t bytes = sizeof(int32_t) * (size_t)cis_space_ndet(s);
   memcpy(ia, cis_space_alpha_index(s), bytes);
