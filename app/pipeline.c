@@ -226,6 +226,8 @@ cis_err cis_pipeline_states(cis_pipeline *pl, const cis_options *o) {
   cis_eig_opts *eo = &pl->eo;
   cis_eig_opts_default(eo, o->nroots);
   eo->states = &pl->rst;
+  pl->rst_view = cis_refstates_view(&pl->rst); /* H_PP diagonalised once */
+  if (pl->rst_view.nref > 0) eo->refblock = &pl->rst_view;
   eo->tol_energy = o->tol_energy;
   eo->tol_residual = o->tol_residual;
   eo->max_iter = o->max_iter;

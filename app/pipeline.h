@@ -43,6 +43,7 @@ typedef struct {
   cis_plan_decisions dec;
   double spin_shift, spin_s2; /* --spin's penalty (0, 0 without --spin) */
   cis_refstates rst;
+  cis_refblock rst_view;    /* rst's decomposition of H_PP, borrowed by the preconditioner */
   cis_eig_opts eo;
   cis_eig_result res;
   double *s2;               /* res.nroots <S^2> values; NULL for an explicit matrix */

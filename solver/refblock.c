@@ -227,3 +227,13 @@ void cis_refstates_free(cis_refstates *st) {
   cis_free(&st->bbound);
   st->m = st->nblocks = 0;
 }
+
+cis_refblock cis_refstates_view(const cis_refstates *st) {
+  cis_refblock rb = {0, NULL, NULL};
+  if (st->nref > 0 && st->m == st->nref && st->U && st->lam) {
+    rb.nref = st->nref;
+    rb.lam = st->lam;
+    rb.U = st->U;
+  }
+  return rb;
+}

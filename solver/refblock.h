@@ -56,4 +56,9 @@ cis_err cis_refstates_make(int64_t nref, const double *hpp, const cis_refsym *sy
                            cis_refstates *st);
 void cis_refstates_free(cis_refstates *st);
 
+/* H_PP's eigendecomposition as st holds it (every pair, ascending), borrowed for the
+ * preconditioner so that H_PP is diagonalised once: valid while st lives, never freed through
+ * the view. nref 0 (no view) when st does not hold every pair. */
+cis_refblock cis_refstates_view(const cis_refstates *st);
+
 #endif
