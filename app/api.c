@@ -131,9 +131,13 @@ static int program_only(const char *key) {
   return 0;
 }
 
+/* The options the space is built from: a change discards it. */
 static int shapes_space(const char *key) {
-  return !strcmp(key, "space") || !strcmp(key, "ms2") || !strcmp(key, "ref-size") ||
-         !strcmp(key, "cas");
+  static const char *const keys[] = {"space", "ms2", "ref-size", "ref-det", "cas", "irrep",
+                                     "point-group"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (strcmp(key, keys[i]) == 0) return 1;
+  return 0;
 }
 
 /* The results; with space_too the space and the guess, which is in its order. */

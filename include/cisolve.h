@@ -83,7 +83,7 @@ CISOLVE_API int cisolve_create(int norb, int nalpha, int nbeta, const double *h1
  * checkpoints, restart, walltime, dry-run, rdm1) are refused. Parsed by the same code as the
  * command line and input.h5's /options. Discards the results of an earlier solve, and the
  * space and the guess (which is in the space's order) when the option shapes the space (space,
- * ms2, ref-size). */
+ * ms2, ref-size, ref-det, cas, irrep, point-group). */
 CISOLVE_API int cisolve_set_option(cisolve *c, const char *key, const char *value);
 
 /* The orbitals' point-group irreps: norb values 1..8 in Molpro's numbering (as an FCIDUMP's

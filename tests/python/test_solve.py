@@ -37,6 +37,20 @@ def h2o_sto3g():
     return h1e, eri, c.shape[1], mol.energy_nuc()
 
 
+def h2o_c2v():
+    """H2O/STO-3G with C2v symmetry: h1e, eri, the orbitals' irreps in Molpro's numbering, ecore;
+    the molecule and PySCF's irrep ids as attributes of the function."""
+    from pyscf import symm
+    mol = gto.M(atom="O 0 0 0.1173; H 0 0.7572 -0.4692; H 0 -0.7572 -0.4692", basis="sto-3g",
+                symmetry=True, verbose=0)
+    mf = scf.RHF(mol).run(conv_tol=1e-12)
+    c = mf.mo_coeff
+    ids = symm.label_orb_symm(mol, mol.irrep_id, mol.symm_orb, c)
+    h2o_c2v.mol, h2o_c2v.pyscf_orbsym = mol, ids
+    molpro = [(1, 4, 2, 3)[i] for i in ids]  # PySCF's C2v ids (A1 A2 B1 B2) in Molpro's order
+    return c.T @ mf.get_hcore() @ c, ao2mo.kernel(mol, c), molpro, mol.energy_nuc()
+
+
 def pyscf_fci(h1e, eri, norb, nelec, ecore, nroots=1, spin=None):
     s = fci.direct_spin1.FCI()
     s.conv_tol = 1e-13
@@ -157,6 +171,19 @@ def main():
     s.set_orbsym([1, 1, 1, 4, 1, 2, 4])
     refused("do not have ORBSYM's symmetry", s.build_space)
     refused("orbital 4 has irrep 9", s.set_orbsym, [1, 1, 1, 9, 1, 2, 4])
+
+    # a handle's next irrep: the space is built again (a kept one gave irrep 1's energy
+    # for irrep 2), as a new handle builds it; the references are PySCF's per irrep
+    h1s, eris, orbsym, ecs = h2o_c2v()
+    s = cisolve.Solver(h1s, eris, norb, nelec, ecs, **opts)
+    s.set_orbsym(orbsym)
+    for irrep, name in ((1, "A1"), (2, "B1")):
+        s.set_option("irrep", irrep)
+        e_irrep = s.solve().energies[0]
+        e_sym = fci.direct_spin1_symm.FCI(h2o_c2v.mol).kernel(
+            h1s, eris, norb, nelec, ecore=ecs, orbsym=h2o_c2v.pyscf_orbsym, wfnsym=name)[0]
+        check(abs(e_irrep - e_sym) < 1e-8, "irrep %d (%s) after another: %.12f, PySCF's %.12f"
+              % (irrep, name, e_irrep, e_sym))
 
     # the spin-resolved RDMs against PySCF's of the same vector
     (d1a, d1b), (d2aa, d2ab, d2ba, d2bb) = r4.rdm12s(0, 1)
