@@ -267,15 +267,21 @@ int cisolve_set_guess(cisolve *c, int k, const double *X) {
   return finish(c, set_guess(c, k, X));
 }
 
-/* The solver's guess: the caller's vectors, completed to nroots with the Reference block's
- * lowest states (the default guess) where they are fewer. *out: n x nroots. */
-static cis_err make_guess(const cisolve *c, int nroots, double **out) {
+/* The solver's guess: the caller's vectors (borrowed when there are nroots or more; *out stays
+ * NULL), completed to nroots with the Reference block's lowest states (the default guess) where
+ * they are fewer (*out: n x nroots, allocated). */
+static cis_err make_guess(const cisolve *c, int nroots, const double **guess, double **out) {
   const cis_pipeline *pl = &c->pl;
   int64_t n = pl->h->n;
   CIS_CHECK(c->guess_n == n, CIS_ERR_INPUT,
             "the guess has %lld rows; the space has %lld determinants (a guess is in the order "
             "of the space the current options build)", (long long)c->guess_n, (long long)n);
+  if (c->guess_k >= nroots) {
+    *guess = c->guess;
+    return CIS_OK;
+  }
   CIS_CALL(cis_calloc(out, (size_t)n * (size_t)nroots, sizeof **out, "the solver's guess"));
+  *guess = *out;
   int from_user = c->guess_k < nroots ? c->guess_k : nroots;
   memcpy(*out, c->guess, (size_t)n * (size_t)from_user * sizeof **out);
   const cis_refstates *st = &pl->rst;
@@ -300,8 +306,7 @@ static cis_err solve(cisolve *c) {
   CIS_TRY(cis_pipeline_backend(pl, &o));
   CIS_TRY(cis_pipeline_states(pl, &o));
   if (c->guess) {
-    CIS_TRY(make_guess(c, o.nroots, &G));
-    pl->eo.guess_X = G;
+    CIS_TRY(make_guess(c, o.nroots, &pl->eo.guess_X, &G));
   }
   CIS_TRY(cis_pipeline_solve(pl, &o));
   CIS_TRY(cis_pipeline_results(pl, &o, 0)); /* <S^2>: cisolve_s2, when asked */

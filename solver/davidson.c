@@ -190,17 +190,17 @@ static cis_err dav_guess(dav *s, const cis_eig_opts *o) {
   int64_t *idx = NULL, n = s->n, nref = s->nref;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
   const double *U = o->states && o->states->nref == nref ? o->states->U : s->rb->U;
-  CIS_TRY(cis_calloc(&G, (size_t)(n * K), sizeof *G, "initial guess"));
-  CIS_TRY(cis_malloc(&idx, (size_t)K, sizeof *idx, "initial guess indices"));
   if (o->guess_X) {
-    memcpy(G, o->guess_X, (size_t)(n * K) * sizeof *G);
+    CIS_TRY(s->be->ops->from_host(s->be, s->V, o->guess_X, n * K));
   } else {
+    CIS_TRY(cis_calloc(&G, (size_t)(n * K), sizeof *G, "initial guess"));
+    CIS_TRY(cis_malloc(&idx, (size_t)K, sizeof *idx, "initial guess indices"));
     for (int j = 0; j < from_ref; j++)
       memcpy(G + j * n, U + j * nref, (size_t)nref * sizeof *G);
     lowest_diag(s->diag, n, nref, K - from_ref, idx);
     for (int j = from_ref; j < K; j++) G[idx[j - from_ref] + j * n] = 1.0;
+    CIS_TRY(s->be->ops->from_host(s->be, s->V, G, n * K));
   }
-  CIS_TRY(s->be->ops->from_host(s->be, s->V, G, n * K));
   CIS_TRY(dav_expand(s, K, &nk));
   /* a caller's vector may lie in the deflated span: random ones take its place */
   for (int tries = 0; nk < K && o->guess_X && tries < 4; tries++) {
