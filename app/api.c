@@ -74,6 +74,17 @@ static cis_err check_integrals(int norb, int nalpha, int nbeta, const double *h1
   return CIS_OK;
 }
 
+/* h1e and eri into I (allocated for I->norb orbitals); h1e symmetric to round-off is averaged,
+ * as the input readers do (the Hamiltonian reads one triangle). */
+static void copy_integrals(cis_integrals *I, const double *h1e, const double *eri) {
+  int norb = I->norb;
+  for (int i = 0; i < norb; i++)
+    for (int j = 0; j < norb; j++)
+      I->h1e[i * (int64_t)norb + j] =
+          0.5 * (h1e[i * (int64_t)norb + j] + h1e[j * (int64_t)norb + i]);
+  memcpy(I->eri, eri, (size_t)cis_eri_size(norb) * sizeof(double));
+}
+
 static cis_err create(int norb, int nalpha, int nbeta, const double *h1e, const double *eri,
                       double ecore, cisolve **out) {
   cis_err err = CIS_OK;
@@ -86,14 +97,8 @@ static cis_err create(int norb, int nalpha, int nbeta, const double *h1e, const 
   int64_t n2 = (int64_t)norb * norb, ne = cis_eri_size(norb);
   CIS_TRY(cis_malloc(&I->h1e, (size_t)n2, sizeof(double), "h1e"));
   CIS_TRY(cis_malloc(&I->eri, (size_t)ne, sizeof(double), "eri"));
-  /* symmetric to round-off: averaged, as the input readers do (the Hamiltonian reads one
-   * triangle) */
-  for (int i = 0; i < norb; i++)
-    for (int j = 0; j < norb; j++)
-      I->h1e[i * (int64_t)norb + j] =
-          0.5 * (h1e[i * (int64_t)norb + j] + h1e[j * (int64_t)norb + i]);
-  memcpy(I->eri, eri, (size_t)ne * sizeof(double));
   I->norb = norb;
+  copy_integrals(I, h1e, eri);
   I->nalpha = c->nalpha = nalpha;
   I->nbeta = c->nbeta = nbeta;
   I->ecore = ecore;
@@ -121,6 +126,47 @@ int cisolve_create(int norb, int nalpha, int nbeta, const double *h1e, const dou
   return finish(NULL, create(norb, nalpha, nbeta, h1e, eri, ecore, out));
 }
 
+/* The results; with space_too the space and the guess, which is in its order. */
+static void discard_results(cisolve *c, int space_too) {
+  if (space_too) {
+    cis_pipeline_free(&c->pl);
+    cis_free(&c->guess);
+    c->guess_k = 0;
+  } else {
+    cis_pipeline_free_solve(&c->pl);
+  }
+  c->solved = 0;
+}
+
+/* The calling thread's OpenMP thread count for a call's duration (--threads). */
+static int threads_enter(const cis_options *o) {
+  int before = omp_get_max_threads();
+  if (o->threads > 0) omp_set_num_threads(o->threads);
+  return before;
+}
+
+static cis_err set_integrals(cisolve *c, const double *h1e, const double *eri, double ecore) {
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_set_integrals: the handle is NULL");
+  cis_integrals *I = &c->prob.ints;
+  CIS_CALL(check_integrals(I->norb, c->nalpha, c->nbeta, h1e, eri));
+  CIS_CHECK(isfinite(ecore), CIS_ERR_INPUT, "ecore = %g is not a finite number", ecore);
+  discard_results(c, 0);
+  copy_integrals(I, h1e, eri);
+  I->ecore = ecore;
+  if (!c->pl.space) return CIS_OK;
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_err e = cis_space_set_integrals(c->pl.space, I, o.threads);
+  omp_set_num_threads(before);
+  if (e != CIS_OK) discard_results(c, 1); /* built again, from these integrals, when needed */
+  return e;
+}
+
+int cisolve_set_integrals(cisolve *c, const double *h1e, const double *eri, double ecore) {
+  cis_error_clear();
+  return finish(c, set_integrals(c, h1e, eri, ecore));
+}
+
 /* The program's own options: they name files or steer its run control, which a library call
  * has none of. */
 static int program_only(const char *key) {
@@ -138,18 +184,6 @@ static int shapes_space(const char *key) {
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (strcmp(key, keys[i]) == 0) return 1;
   return 0;
-}
-
-/* The results; with space_too the space and the guess, which is in its order. */
-static void discard_results(cisolve *c, int space_too) {
-  if (space_too) {
-    cis_pipeline_free(&c->pl);
-    cis_free(&c->guess);
-    c->guess_k = 0;
-  } else {
-    cis_pipeline_free_solve(&c->pl);
-  }
-  c->solved = 0;
 }
 
 static cis_err set_option(cisolve *c, const char *key, const char *value) {
@@ -211,13 +245,6 @@ static cis_err build_space(cisolve *c, const cis_options *o) {
   CIS_CALL(cis_pipeline_resolve_problem(o, &c->prob, &target));
   CIS_CALL(cis_pipeline_space(&c->pl, o, &c->prob));
   return CIS_OK;
-}
-
-/* The calling thread's OpenMP thread count for a call's duration (--threads). */
-static int threads_enter(const cis_options *o) {
-  int before = omp_get_max_threads();
-  if (o->threads > 0) omp_set_num_threads(o->threads);
-  return before;
 }
 
 int cisolve_build_space(cisolve *c) {

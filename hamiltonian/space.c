@@ -524,6 +524,27 @@ cleanup:
   return err;
 }
 
+cis_err cis_space_set_integrals(cis_space *s, const cis_integrals *ints, int nthreads) {
+  CIS_CHECK(ints->norb == s->norb && ints->nalpha == s->nalpha && ints->nbeta == s->nbeta,
+            CIS_ERR_INTERNAL, "integrals of %d orbitals, %d+%d electrons for a space of %d, %d+%d",
+            ints->norb, ints->nalpha, ints->nbeta, s->norb, s->nalpha, s->nbeta);
+  double *hd = NULL;
+  CIS_CALL(cis_malloc(&hd, (size_t)s->ndet, sizeof *hd, "diagonal energies"));
+  cis_err err = diag_alpha_major(s, ints, hd, nthreads_of(nthreads));
+  if (err == CIS_OK)
+    for (int64_t k = 0; k < s->ndet; k++) s->hdiag[s->amaj_det[k]] = hd[k];
+  cis_free(&hd);
+  CIS_CALL(err);
+  cis_orbsym_free(&s->sym);
+  cis_free(&s->alab);
+  cis_free(&s->blab);
+  cis_free(&s->ref_label);
+  cis_free(&s->ref_partner);
+  CIS_CALL(string_labels(s, ints));
+  CIS_CALL(cis_space_ref_symmetry(s));
+  return CIS_OK;
+}
+
 void cis_space_destroy(cis_space **sp) {
   if (!sp || !*sp) return;
   cis_space *s = *sp;

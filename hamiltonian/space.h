@@ -40,6 +40,11 @@ typedef struct {
 cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
                         const cis_space_opts *opts, cis_space **out);
 void cis_space_destroy(cis_space **s);
+/* Other integrals of the same orbitals and electrons for a built space: its diagonal energies
+ * and its symmetry labels (found from the integrals) follow them; its determinants keep their
+ * order, so that the Reference region stays the leading determinants of the integrals the space
+ * was built from (vectors in that order stay valid). On failure the space must be destroyed. */
+cis_err cis_space_set_integrals(cis_space *s, const cis_integrals *ints, int nthreads);
 /* CIS_ERR_USAGE unless CAS(ne, no) fits the electrons and orbitals of `in`: ne electrons, the
  * other ones doubly occupying the orbitals below the no active ones, each spin's active
  * electrons at most no (hamiltonian/space_mrci.c). */

@@ -75,6 +75,16 @@ typedef struct cisolve cisolve;
 CISOLVE_API int cisolve_create(int norb, int nalpha, int nbeta, const double *h1e,
                                const double *eri, double ecore, cisolve **out);
 
+/* Other integrals h1e, eri and ecore for the same orbitals and electrons (copied; checked as
+ * cisolve_create checks them), as CASSCF's macro-iterations give them: discards the results.
+ * A space already built is kept: its diagonal energies and symmetry labels follow the new
+ * integrals, its determinants keep their order (the Reference region stays the leading
+ * determinants of the integrals the space was built from; results do not depend on it), and a
+ * guess, in that order, stays. Cheaper than a new handle, whose space is built again. Bad
+ * integrals leave the handle as it was; out of memory, the space and the guess are discarded. */
+CISOLVE_API int cisolve_set_integrals(cisolve *c, const double *h1e, const double *eri,
+                                      double ecore);
+
 /* One option: a long option of `cisolve --help` without "--" ("nroots", "tol", "tol-residual",
  * "max-iter", "max-subspace", "level-shift", "solver", "spin", "spin-shift", "check-roots",
  * "space", "ms2", "ref-size", "device", "mem", "gpu-mem", "threads", "verbose", "quiet") and

@@ -62,6 +62,7 @@ def _load():
     i32p = np.ctypeslib.ndpointer(np.int32, flags="C_CONTIGUOUS")
     sig = {
         "cisolve_create": (i, [i, i, i, dp, dp, d, ctypes.POINTER(p)]),
+        "cisolve_set_integrals": (i, [p, dp, dp, d]),
         "cisolve_set_option": (i, [p, ctypes.c_char_p, ctypes.c_char_p]),
         "cisolve_build_space": (i, [p]),
         "cisolve_set_guess": (i, [p, i, dp]),
@@ -134,6 +135,16 @@ def _eri8(eri, norb):
     return np.ascontiguousarray(m[i, j])
 
 
+def _h1e(h1e, norb):
+    h1e = np.asarray(h1e)
+    if np.iscomplexobj(h1e):
+        raise Error("h1e is complex: cisolve takes real orbitals")
+    h1e = np.ascontiguousarray(h1e, dtype=np.float64)
+    if h1e.shape != (norb, norb):
+        raise Error("h1e has shape %s: expected (%d, %d)" % (h1e.shape, norb, norb))
+    return h1e
+
+
 def _option_value(v):
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
@@ -148,15 +159,9 @@ class Solver:
         lib = _load()
         norb = int(norb)
         na, nb = _nelec(nelec)
-        h1e = np.asarray(h1e)
-        if np.iscomplexobj(h1e):
-            raise Error("h1e is complex: cisolve takes real orbitals")
-        h1e = np.ascontiguousarray(h1e, dtype=np.float64)
-        if h1e.shape != (norb, norb):
-            raise Error("h1e has shape %s: expected (%d, %d)" % (h1e.shape, norb, norb))
         self.norb, self.nelec = norb, (na, nb)
         self._h = ctypes.c_void_p()
-        _check(lib.cisolve_create(norb, na, nb, h1e, _eri8(eri, norb), float(ecore),
+        _check(lib.cisolve_create(norb, na, nb, _h1e(h1e, norb), _eri8(eri, norb), float(ecore),
                                   ctypes.byref(self._h)))
         for k, v in options.items():
             self.set_option(k, v)
@@ -168,6 +173,13 @@ class Solver:
         h = getattr(self, "_h", None)
         if h is not None and h.value and _lib is not None:
             _lib.cisolve_destroy(ctypes.byref(h))
+
+    def set_integrals(self, h1e, eri, ecore=0.0):
+        """Other integrals of the same orbitals and electrons (CASSCF's next macro-iteration).
+        The space, once built, is kept with its order (a guess in it stays valid): cheaper than a
+        new Solver."""
+        _check(_load().cisolve_set_integrals(self._h, _h1e(h1e, self.norb),
+                                             _eri8(eri, self.norb), float(ecore)))
 
     def set_option(self, key, value):
         """A long option of `cisolve --help` (underscores read as dashes); None skips it."""

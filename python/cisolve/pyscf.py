@@ -144,6 +144,7 @@ class FCISolver(lib.StreamObject):
         self.orbsym = None
         self.converged = False
         self.iterations = self.matvecs = 0  # of the last kernel call
+        self.solvers_built = 0  # spaces built: one for a whole CASSCF (later calls reuse it)
         self.eci = None
         self.ci = None
         self.norb = None
@@ -183,13 +184,13 @@ class FCISolver(lib.StreamObject):
         """A space of FCI (na, nb) in norb orbitals and its layout: the last solve's, else one
         built for the purpose (its order depends on integrals; the layout follows it)."""
         key = (norb, na, nb)
-        if key not in self._layouts:
+        if key not in self._layouts:  # no solve of this space yet
             rng = np.random.default_rng(7)
             h = rng.standard_normal((norb, norb))  # dense: no symmetry blocks to order by
             s = _cis.Solver(h + h.T, np.zeros(norb * (norb + 1) // 2 * (norb * (norb + 1) // 2
                                                                        + 1) // 2),
                             norb, (na, nb), device="cpu", **self._thread_options())
-            self._layouts[key] = (s, _Layout(norb, na, nb, s))
+            self._layouts[key] = (s, _Layout(norb, na, nb, s), None)
         return self._layouts[key]
 
     def _thread_options(self):
@@ -207,6 +208,30 @@ class FCISolver(lib.StreamObject):
         o.update(self._thread_options())
         o.update(self._spin_options(na, nb))
         return o
+
+    # What a call may change on the last call's Solver; any other option builds a new one.
+    _PER_CALL = ("nroots", "tol", "max-iter", "check-roots")
+
+    def _solver(self, h1e, eri8, norb, na, nb, ecore, opts, irreps):
+        """The Solver of this call and its layout: the last call's, given these integrals, when
+        the space and the other options are the same (CASSCF's calls: its space and order are
+        kept, which saves building them), else a new one."""
+        shape = (norb, na, nb, None if irreps is None else tuple(irreps),
+                 tuple(sorted((k, str(v)) for k, v in opts.items() if k not in self._PER_CALL)))
+        last = self._layouts.get((norb, na, nb))
+        if last is not None and last[2] == shape:
+            sol, lay = last[0], last[1]
+            sol.set_integrals(h1e, eri8, ecore)
+            for k in self._PER_CALL:
+                sol.set_option(k, opts[k])
+        else:
+            self.solvers_built += 1
+            sol = _cis.Solver(h1e, eri8, norb, (na, nb), ecore=ecore, **opts)
+            if irreps is not None:
+                sol.set_orbsym(irreps)
+            lay = _Layout(norb, na, nb, sol)
+        self._layouts = {(norb, na, nb): (sol, lay, shape)}
+        return sol, lay
 
     def kernel(self, h1e, eri, norb, nelec, ci0=None, ecore=0, nroots=None, tol=None,
                max_cycle=None, wfnsym=None, orbsym=None, verbose=None, **kwargs):
@@ -232,23 +257,18 @@ class FCISolver(lib.StreamObject):
         h1e = np.ascontiguousarray(h1e, dtype=float)
         eri8 = np.ascontiguousarray(ao2mo.restore(8, eri, norb), dtype=float)
         opts = self._solve_options(nroots, tol, max_cycle, na, nb)
-        if not check_roots:
-            opts["check-roots"] = "none"
+        opts["check-roots"] = opts.get("check-roots", "blocks") if check_roots else "none"
         irreps = None
         if wfnsym is not None:  # the states of that irrep alone, as PySCF's direct_spin1_symm
             irreps, opts["irrep"] = _molpro_irreps(self.mol, orbsym, wfnsym)
         t0 = (logger.process_clock(), logger.perf_counter())
-        sol = _cis.Solver(h1e, eri8, norb, (na, nb), ecore=ecore, **opts)
-        if irreps is not None:
-            sol.set_orbsym(irreps)
-        lay = _Layout(norb, na, nb, sol)
+        sol, lay = self._solver(h1e, eri8, norb, na, nb, ecore, opts, irreps)
         ci0 = _as_list(ci0)
-        if ci0:
-            sol.set_guess(np.stack([lay.to_ours(c) for c in ci0[:nroots]], axis=1))
+        # the last call's guess, kept by a reused Solver, is not this call's
+        sol.set_guess(np.stack([lay.to_ours(c) for c in ci0[:nroots]], axis=1) if ci0 else None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # reported below, as PySCF does
             r = sol.solve()
-        self._layouts = {(norb, na, nb): (sol, lay)}
         civecs = [lay.to_pyscf(r.vectors[:, j]) for j in range(r.nroots)]
         self.converged = bool(np.all(r.converged)) if nroots > 1 else bool(r.converged[0])
         self.iterations, self.matvecs = r.iterations, r.matvecs
@@ -280,7 +300,7 @@ class FCISolver(lib.StreamObject):
     # ---- density matrices (computed by cisolve) -------------------------------------------
     def _rdms(self, bra, ket, norb, nelec, two):
         na, nb = _unpack_nelec(nelec, self.spin)
-        sol, lay = self._layout(norb, na, nb)
+        sol, lay = self._layout(norb, na, nb)[:2]
         b = lay.to_ours(bra)
         k = b if ket is bra else lay.to_ours(ket)
         return sol.rdm12s(b, k, two=two)

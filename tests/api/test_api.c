@@ -1,7 +1,7 @@
 /* The C API of libcisolve (include/cisolve.h) as a program that links libcisolve.so uses it:
  * H2O/STO-3G FCI from the FCIDUMP's integrals against PySCF's energies (tests/data/h2o_sto3g.ref
  * and h2o_sto3g_4roots.ref, made by tests/data/make_refs.py), several roots, --spin, a guess that
- * shortens the solve, and refusals that leave the handle usable.
+ * shortens the solve, other integrals for a handle, and refusals that leave the handle usable.
  * usage: test_api H2O_STO3G_FCIDUMP [DEVICE]   (DEVICE: the option "device", default cpu) */
 #include <math.h>
 #include <stdio.h>
@@ -154,9 +154,34 @@ int main(int argc, char **argv) {
   CHECK(k == 2 && fabs(e[0] - k_ref[0]) < 1e-8 && fabs(e[1] - k_ref[1]) < 1e-8,
         "guess of 1 for 2 roots: E = %.12f %.12f", e[0], e[1]);
 
-  /* refusals: each leaves the handle as it was */
-  cisolve *c = NULL;
+  /* other integrals for a handle whose space is built: h1e + 0.1 I moves every energy of the
+   * 10 electrons by exactly 1 Eh; refused integrals leave it as it was */
+  cisolve *c = make(&I);
   int rc;
+  CHECK(cisolve_set_option(c, "device", g_device) == 0 && cisolve_set_option(c, "nroots", "2") == 0,
+        "options: %s", cisolve_last_error());
+  CHECK(cisolve_solve(c) == 0, "solve: %s", cisolve_last_error());
+  for (int p = 0; p < I.norb; p++) I.h1e[p * I.norb + p] += 0.1;
+  CHECK(cisolve_set_integrals(c, I.h1e, I.eri, I.ecore) == 0, "set_integrals: %s",
+        cisolve_last_error());
+  CHECK(cisolve_ndet(c) == 441 && cisolve_nroots(c) == 0, "set_integrals: the space kept (%ld), "
+        "the results discarded (%d roots)", (long)cisolve_ndet(c), cisolve_nroots(c));
+  rc = cisolve_solve(c);
+  CHECK(rc == 0 && cisolve_energies(c, e) == 0 && fabs(e[0] - k_ref[0] - 1.0) < 1e-8 &&
+            fabs(e[1] - k_ref[1] - 1.0) < 1e-8,
+        "h1e + 0.1 I: E = %.12f %.12f, expected %.12f %.12f", e[0], e[1], k_ref[0] + 1.0,
+        k_ref[1] + 1.0);
+  for (int p = 0; p < I.norb; p++) I.h1e[p * I.norb + p] -= 0.1;
+  double g0 = I.eri[5];
+  I.eri[5] = INFINITY;
+  expect_refusal(cisolve_set_integrals(c, I.h1e, I.eri, I.ecore), CISOLVE_ERR_INPUT,
+                 "set_integrals with Inf", "eri[5] (8-fold packed) = inf is not a finite number");
+  I.eri[5] = g0;
+  CHECK(cisolve_nroots(c) == 2 && cisolve_energies(c, e) == 0 && fabs(e[0] - k_ref[0] - 1.0) < 1e-8,
+        "a refused set_integrals changed the results: %d roots, E = %.12f", cisolve_nroots(c), e[0]);
+  cisolve_destroy(&c);
+
+  /* refusals: each leaves the handle as it was */
   expect_refusal(cisolve_create(I.norb, 8, 5, I.h1e, I.eri, I.ecore, &c), CISOLVE_ERR_INPUT,
                  "8 alpha electrons in 7 orbitals", "cannot occupy 7 orbitals");
   CHECK(c == NULL, "a refused create left a handle");

@@ -170,6 +170,9 @@ def main():
         mol, mf = n2(basis)
         ref, ours = casscf_pair(mol, mf, ncas, nelecas)
         check("N2/%s CASSCF(%d,%d) energy" % (basis, nelecas, ncas), ours.e_tot, ref.e_tot, 1e-7)
+        # every call of the optimisation after the first gave the same Solver new integrals
+        check("N2/%s CASSCF(%d,%d) spaces built" % (basis, nelecas, ncas),
+              ours.fcisolver.solvers_built, 1, 0)
     for basis, ncas, nelecas in cases[:1] + (cases[2:3] if full else []):
         mol, mf = n2(basis)
         ref, ours = casscf_pair(mol, mf, ncas, nelecas, nstates=2)

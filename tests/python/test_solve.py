@@ -51,6 +51,17 @@ def h2o_c2v():
     return c.T @ mf.get_hcore() @ c, ao2mo.kernel(mol, c), molpro, mol.energy_nuc()
 
 
+def rotated(h1e, eri, norb, angle):
+    """The integrals in orbitals rotated by exp(angle K), K a fixed antisymmetric matrix."""
+    rng = np.random.default_rng(11)
+    k = rng.standard_normal((norb, norb))
+    w, v = np.linalg.eigh(1j * (k - k.T))
+    u = (v @ np.diag(np.exp(-1j * angle * w)) @ v.conj().T).real
+    h = u.T @ h1e @ u
+    g = ao2mo.incore.full(ao2mo.restore(8, eri, norb), u)
+    return h, g
+
+
 def pyscf_fci(h1e, eri, norb, nelec, ecore, nroots=1, spin=None):
     s = fci.direct_spin1.FCI()
     s.conv_tol = 1e-13
@@ -184,6 +195,33 @@ def main():
             h1s, eris, norb, nelec, ecore=ecs, orbsym=h2o_c2v.pyscf_orbsym, wfnsym=name)[0]
         check(abs(e_irrep - e_sym) < 1e-8, "irrep %d (%s) after another: %.12f, PySCF's %.12f"
               % (irrep, name, e_irrep, e_sym))
+
+    # other integrals for the same handle (set_integrals: the space and its order are kept, a
+    # guess stays): the orbitals rotated, so that the diagonal's order changes; the energies
+    # equal the eigenvalues of PySCF's dense Hamiltonian of the rotated integrals (its Davidson
+    # misses the second state there) and a new handle's
+    rot = rotated(h1e, eri, norb, 0.3)
+    dense = fci.direct_spin1.pspace(rot[0], ao2mo.restore(8, rot[1], norb), norb, nelec,
+                                    np=441)[1]
+    e_rot = np.linalg.eigvalsh(dense)[:2] + ecore
+    s = cisolve.Solver(h1e, eri, norb, nelec, ecore, nroots=2, ref_size=20, **opts)
+    first = s.solve()
+    s.set_guess(first.vectors)
+    s.set_integrals(rot[0], rot[1], ecore)
+    check(s.ndet == 441, "set_integrals keeps the space: %d determinants" % s.ndet)
+    again = s.solve()
+    fresh = cisolve.solve(rot[0], rot[1], norb, nelec, ecore, nroots=2, ref_size=20, **opts)
+    check(np.abs(again.energies - e_rot).max() < 1e-8 and
+          np.abs(again.energies - fresh.energies).max() < 1e-10,
+          "set_integrals: %s, PySCF %s, a new handle %s" % (again.energies, e_rot,
+                                                             fresh.energies))
+    check(np.array_equal(again.alpha, first.alpha) and np.array_equal(again.beta, first.beta),
+          "set_integrals keeps the determinants' order")
+    bad = rot[0].copy()
+    bad[1, 0] = np.inf
+    refused("h1e[1][0] = inf is not a finite number", s.set_integrals, bad, rot[1], ecore)
+    check(np.array_equal(s.solve().energies, again.energies),
+          "a refused set_integrals leaves the integrals as they were")
 
     # the spin-resolved RDMs against PySCF's of the same vector
     (d1a, d1b), (d2aa, d2ab, d2ba, d2bb) = r4.rdm12s(0, 1)
