@@ -163,12 +163,13 @@ typedef struct {
 /* The outcome of cis_check_blocks. */
 typedef struct {
   int nblocks;      /* symmetry blocks of the Reference block */
-  int searched;     /* searches run (a block may be searched again after a re-convergence) */
+  int searched;     /* states searched from (a block's, together; a block may be searched
+                       again after a re-convergence) */
   int beyond;       /* blocks whose next state lies beyond the window: not searched */
   int bounded;      /* blocks whose spectrum is bounded from below above E_K: not searched */
   int exhausted;    /* blocks without a further state in the Reference block */
   int missed;       /* lower states found (and included) */
-  int unsettled;    /* searches that ended without an answer */
+  int unsettled;    /* start states whose search ended without an answer */
   int degenerate;   /* a search converged onto E_K: the K-th root has a partner outside */
   int rounds;
   double window;    /* Eh above E_K within which a block's next H_PP state was searched */
@@ -179,11 +180,12 @@ typedef struct {
 } cis_blockcheck;
 
 /* After convergence, the default check that the K roots in res are the K lowest states: for
- * every symmetry block of the Reference states `st` (solver/refblock.h) whose next state (the
- * first the roots do not hold) lies within a window above E_K (or, where the block has a lower
- * bound, whose bound lies below E_K), a deflated Davidson search from it, until a Ritz value falls below E_K - threshold (a missed state) or stands above E_K by
- * more than its residual norm. Missed states are included as cis_check_roots does, res is
- * converged again with opts, and the blocks are searched again. */
+ * every symmetry block of the Reference states `st` (solver/refblock.h) whose next states (the
+ * first the roots do not hold) lie within a window above E_K (or, where the block has a lower
+ * bound, whose bound lies below E_K), one deflated Davidson search from them together, until a
+ * Ritz value falls below E_K - threshold (a missed state) or each stands above E_K by more than
+ * its residual norm. Missed states are included as cis_check_roots does, res is converged again
+ * with opts, and the blocks are searched again. `searched` and the log count start states. */
 cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates *st,
                          const cis_eig_opts *opts, double threshold, cis_eig_result *res,
                          cis_blockcheck *out);

@@ -212,37 +212,45 @@ typedef struct {
   const cis_eig_opts *caller;
 } search_ctx;
 
-/* A search stops when it proves a missed state, or (in a block without a lower bound) when its
- * Ritz value stands above E_K by more than its residual norm: an eigenvalue lies within the
- * residual of a Ritz value, and the state it started from is the block's lowest the Reference
- * region sees. */
+/* A search stops when its lowest Ritz value proves a missed state, or (in a block without a
+ * lower bound) when each of its k Ritz values stands above E_K by more than its residual norm:
+ * an eigenvalue lies within the residual of a Ritz value, and the states it started from are
+ * the block's lowest the Reference region sees. */
 static int search_on_iter(void *ctx, int iter, int k, const double *evals, const double *rnorm,
                           const int *conv, int nbasis) {
   search_ctx *c = ctx;
-  (void)iter, (void)k, (void)conv, (void)nbasis;
+  (void)iter, (void)conv, (void)nbasis;
+  int above = !c->converge;
+  for (int j = 0; j < k && above; j++) above = evals[j] - rnorm[j] > c->ek + c->threshold;
   if (c->caller->poll && c->caller->poll(c->caller->on_iter_ctx)) c->stopped = 1;
   else if (evals[0] < c->ek - c->threshold) c->proved = 1;
-  else if (!c->converge && evals[0] - rnorm[0] > c->ek + c->threshold) c->settled = 1;
+  else if (above) c->settled = 1;
   return c->proved || c->settled || c->stopped ? CIS_ITER_STOP : CIS_ITER_CONTINUE;
 }
 
-/* One deflated search from state c of the Reference block; a proved state's vector is appended
+/* One deflated search of a block from its states cs[0..ns) of the Reference block, together
+ * (one Davidson of ns vectors: every product multiplies them in one pass, and the Ritz values
+ * of their joint span lie at or below each one's own); each proved state's vector is appended
  * to *Z (n x *nz, grown here). */
-static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstates *st, int c,
-                            const cis_eig_opts *opts, double threshold,
-                            const cis_eig_result *res, double *g, double **Z, int *nz,
+static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstates *st,
+                            const int *cs, int ns, const cis_eig_opts *opts, double threshold,
+                            const cis_eig_result *res, double **Z, int *nz,
                             cis_blockcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
-  int64_t n = be->n;
-  search_ctx sc = {res->evals[res->nroots - 1], threshold, st->bbound[st->block[c]] > -HUGE_VAL,
+  int64_t n = be->n, nm0 = op->n_matvec;
+  int b = st->block[cs[0]];
+  search_ctx sc = {res->evals[res->nroots - 1], threshold, st->bbound[b] > -HUGE_VAL,
                    0, 0, 0, opts};
   cis_eig_result cr;
   cis_eig_opts co;
+  double *g = NULL;
   memset(&cr, 0, sizeof cr);
-  memset(g, 0, (size_t)n * sizeof *g);
-  memcpy(g, st->U + (int64_t)c * st->nref, (size_t)st->nref * sizeof *g);
-  cis_eig_opts_default(&co, 1);
+  CIS_TRY(cis_calloc(&g, (size_t)n * (size_t)ns, sizeof *g, "search guess"));
+  for (int j = 0; j < ns; j++)
+    memcpy(g + (int64_t)j * n, st->U + (int64_t)cs[j] * st->nref,
+           (size_t)st->nref * sizeof *g);
+  cis_eig_opts_default(&co, ns);
   co.tol_residual = CHECK_SEARCH_TOL;
   co.tol_energy = threshold;
   co.max_iter = CHECK_SEARCH_ITER;
@@ -260,39 +268,46 @@ static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstat
   }
   CIS_TRY(err);
   if (sc.stopped) CIS_FAIL(CIS_ERR_INTERRUPTED, "the search for missed states was stopped");
-  out->searched++;
+  out->searched += ns;
   out->lowest = CIS_MIN(out->lowest, cr.evals[0]);
-  cis_search_outcome how = CIS_SEARCH_ABOVE;
-  if (sc.proved) {
-    CIS_TRY(cis_realloc(Z, (size_t)(*nz + 1) * (size_t)n, sizeof **Z, "states found"));
-    memcpy(*Z + (int64_t)(*nz)++ * n, cr.evecs, (size_t)n * sizeof **Z);
-    how = CIS_SEARCH_PROVED;
-  } else if (!sc.settled && !cr.converged[0]) {
-    out->unsettled++;
-    how = CIS_SEARCH_UNSETTLED;
-  } else if (fabs(cr.evals[0] - sc.ek) <= threshold) {
-    out->degenerate = 1; /* a partner of the K-th root outside the roots */
-    how = CIS_SEARCH_DEGENERATE;
+  for (int j = 0; j < ns; j++) {
+    cis_search_outcome how = CIS_SEARCH_ABOVE;
+    if (cr.evals[j] < sc.ek - threshold) {
+      CIS_TRY(cis_realloc(Z, (size_t)(*nz + 1) * (size_t)n, sizeof **Z, "states found"));
+      memcpy(*Z + (int64_t)(*nz)++ * n, cr.evecs + (int64_t)j * n, (size_t)n * sizeof **Z);
+      how = CIS_SEARCH_PROVED;
+    } else if (!sc.proved && !sc.settled && !cr.converged[j]) {
+      out->unsettled++;
+      how = CIS_SEARCH_UNSETTLED;
+    } else if (fabs(cr.evals[j] - sc.ek) <= threshold) {
+      out->degenerate = 1; /* a partner of the K-th root outside the roots */
+      how = CIS_SEARCH_DEGENERATE;
+    }
+    if (out->nlog < CIS_SEARCH_LOG)
+      out->log[out->nlog++] = (cis_search_log){b, st->lam[cs[j]], cr.evals[j], cr.rnorm[j],
+                                               (int)(op->n_matvec - nm0), how};
   }
-  if (out->nlog < CIS_SEARCH_LOG)
-    out->log[out->nlog++] = (cis_search_log){st->block[c], st->lam[c], cr.evals[0], cr.rnorm[0],
-                                             (int)cr.matvecs, how};
 cleanup:
   cis_eig_result_free(&cr);
+  cis_free(&g);
   return err;
 }
 
-/* One round: search every block whose next state lies in the window; *nz states found. */
+/* One round: search every block whose next states lie in the window (CHECK_BLOCK_STATES of
+ * them, together); *nz states found. */
 static cis_err check_round(cis_backend *be, cis_operator *op, const cis_refstates *st,
                            const cis_eig_opts *opts, double threshold,
-                           const cis_eig_result *res, double *g, double **Z, int *nz,
+                           const cis_eig_result *res, double **Z, int *nz,
                            cis_blockcheck *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
-  int K = res->nroots, *held = NULL, *seen = NULL;
+  int K = res->nroots, *held = NULL, *seen = NULL, *starts = NULL, *nstart = NULL;
   double ek = res->evals[K - 1], fall = 0.0;
   CIS_TRY(cis_calloc(&held, (size_t)st->nblocks, sizeof *held, "roots per block"));
   CIS_TRY(cis_calloc(&seen, (size_t)st->nblocks, sizeof *seen, "states per block"));
+  CIS_TRY(cis_calloc(&nstart, (size_t)st->nblocks, sizeof *nstart, "searches per block"));
+  CIS_TRY(cis_malloc(&starts, (size_t)st->nblocks * CHECK_BLOCK_STATES, sizeof *starts,
+                     "search starts"));
   CIS_TRY(roots_per_block(st, res, be->n, held));
   for (int k = 0; k < K && k < st->m; k++) fall = CIS_MAX(fall, st->lam[k] - res->evals[k]);
   out->window = CIS_MAX(CHECK_WINDOW_FACTOR * fall, CHECK_WINDOW_MIN);
@@ -311,12 +326,19 @@ static cis_err check_round(cis_backend *be, cis_operator *op, const cis_refstate
       out->beyond += at == held[b];
       continue;
     }
-    CIS_TRY(search_block(be, op, st, c, opts, threshold, res, g, Z, nz, out));
+    starts[b * CHECK_BLOCK_STATES + nstart[b]++] = c;
   }
-  for (int b = 0; b < st->nblocks; b++) out->exhausted += seen[b] <= held[b];
+  for (int b = 0; b < st->nblocks; b++) {
+    out->exhausted += seen[b] <= held[b];
+    if (nstart[b] > 0)
+      CIS_TRY(search_block(be, op, st, starts + b * CHECK_BLOCK_STATES, nstart[b], opts,
+                           threshold, res, Z, nz, out));
+  }
 cleanup:
   cis_free(&held);
   cis_free(&seen);
+  cis_free(&starts);
+  cis_free(&nstart);
   return err;
 }
 
@@ -327,7 +349,7 @@ cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates 
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
   int64_t n = be->n, nm0 = op->n_matvec, resolve = 0;
-  double *g = NULL, *Z = NULL, *X0 = NULL, *HX0 = NULL;
+  double *Z = NULL, *X0 = NULL, *HX0 = NULL;
   cis_refblock rb;
   cis_eig_opts o = *opts; /* every search and re-convergence shares one decomposition of H_PP */
   memset(&rb, 0, sizeof rb);
@@ -335,7 +357,6 @@ cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates 
   out->nblocks = st->nblocks;
   out->lowest = HUGE_VAL;
   if (st->m == 0 || n - K <= 0) return CIS_OK;
-  CIS_TRY(cis_malloc(&g, (size_t)n, sizeof *g, "search guess"));
   if (!o.refblock) {
     CIS_TRY(cis_refblock_init(op->nref, op->ref_block, &rb));
     o.refblock = &rb;
@@ -343,7 +364,7 @@ cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates 
   for (int round = 0; round < K + CHECK_ROUNDS_EXTRA; round++) {
     int nz = 0;
     out->rounds++;
-    CIS_TRY(check_round(be, op, st, &o, threshold, res, g, &Z, &nz, out));
+    CIS_TRY(check_round(be, op, st, &o, threshold, res, &Z, &nz, out));
     if (nz == 0) break;
     out->missed += nz;
     CIS_TRY(ritz_of_union(be, op, res, Z, nz, &X0, &HX0));
@@ -356,7 +377,6 @@ cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates 
   }
 cleanup:
   out->matvecs = op->n_matvec - nm0 - resolve;
-  cis_free(&g);
   cis_free(&Z);
   cis_free(&X0);
   cis_free(&HX0);
