@@ -562,7 +562,8 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   CIS_TRY(ref_symmetry_ci(h, space));
   CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
   memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);
-  for (int64_t i = 0; i < h->n; i++) h->hdiag[i] += cis_rowgen_penalty_diag(im->rg, i);
+  if (spin_shift != 0.0)
+    for (int64_t i = 0; i < h->n; i++) h->hdiag[i] += cis_rowgen_penalty_diag(im->rg, i);
   h->stats.t_build = cis_wtime() - t0;
   *out = h;
   im = NULL;

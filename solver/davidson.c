@@ -190,7 +190,12 @@ static cis_err dav_guess(dav *s, const cis_eig_opts *o) {
   int64_t *idx = NULL, n = s->n, nref = s->nref;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
   const double *U = o->states && o->states->nref == nref ? o->states->U : s->rb->U;
-  if (o->guess_X) {
+  if (o->guess_X && o->guess_rows > 0 && o->guess_rows < n) {
+    /* V is zero from dav_alloc: the rows given are all there is to copy */
+    for (int j = 0; j < K; j++)
+      CIS_TRY(s->be->ops->from_host(s->be, s->V + j * n, o->guess_X + j * o->guess_rows,
+                                    o->guess_rows));
+  } else if (o->guess_X) {
     CIS_TRY(s->be->ops->from_host(s->be, s->V, o->guess_X, n * K));
   } else {
     CIS_TRY(cis_calloc(&G, (size_t)(n * K), sizeof *G, "initial guess"));
@@ -447,8 +452,12 @@ static cis_err dav_setup(dav *s, cis_backend *be, cis_operator *op, const cis_ei
   return CIS_OK;
 }
 
-static cis_err dav_result(dav *s, cis_eig_result *res) {
+static cis_err dav_result(dav *s, const cis_eig_opts *o, cis_eig_result *res) {
   CIS_CALL(cis_eig_result_fill(res, s->K, s->n, s->theta, s->rnorm, s->conv));
+  if (o->want_vectors && !*o->want_vectors) {
+    cis_free(&res->evecs); /* never touched: its pages were never made */
+    return CIS_OK;
+  }
   CIS_CALL(s->be->ops->to_host(s->be, res->evecs, s->X, s->n * s->K));
   return CIS_OK;
 }
@@ -494,7 +503,7 @@ cis_err cis_davidson_solve(cis_backend *be, cis_operator *op, const cis_eig_opts
   memset(res, 0, sizeof *res);
   CIS_TRY(dav_setup(&s, be, op, opts));
   CIS_TRY(dav_iterate(&s, opts, res, &stopped));
-  CIS_TRY(dav_result(&s, res));
+  CIS_TRY(dav_result(&s, opts, res));
   res->matvecs = op->n_matvec - nm0;
   res->t_matvec = op->t_matvec - tm0;
   res->t_ortho = s.t_ortho;

@@ -58,6 +58,14 @@ typedef struct {
    * `states` is given). */
   const double *guess_X, *guess_HX, *guess_evals;
   int iter_start;
+  /* guess_X without guess_HX (Davidson): when > 0, guess_X holds only the first guess_rows
+   * rows of each vector (guess_rows x k, column-major; the rest are zero), so that a guess on
+   * the Reference region alone costs no n-length copy. 0: n x k. */
+  int64_t guess_rows;
+  /* When given, the Ritz vectors are copied into the result only if *want_vectors is nonzero
+   * when the solver returns (a search that needs them only when its on_iter found something);
+   * res->evecs is NULL otherwise. NULL: always. */
+  const int *want_vectors;
   const cis_refstates *states;
   /* H_PP's eigendecomposition (solver/refblock.h) for the preconditioner, when the caller runs
    * several solves on one matrix (the searches of cis_check_blocks); NULL: made here. */

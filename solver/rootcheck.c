@@ -70,6 +70,8 @@ static cis_err reconverge(cis_backend *be, cis_operator *op, const cis_eig_opts 
   o.guess_X = X0;
   o.guess_HX = HX0;
   o.guess_evals = NULL;
+  o.guess_rows = 0;
+  o.want_vectors = NULL;
   o.deflate = NULL;
   o.ndeflate = 0;
   o.iter_start = res->iterations;
@@ -246,9 +248,10 @@ static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstat
   cis_eig_opts co;
   double *g = NULL;
   memset(&cr, 0, sizeof cr);
-  CIS_TRY(cis_calloc(&g, (size_t)n * (size_t)ns, sizeof *g, "search guess"));
+  /* the starts live on the Reference region: only its rows are handed over */
+  CIS_TRY(cis_malloc(&g, (size_t)st->nref * (size_t)ns, sizeof *g, "search guess"));
   for (int j = 0; j < ns; j++)
-    memcpy(g + (int64_t)j * n, st->U + (int64_t)cs[j] * st->nref,
+    memcpy(g + (int64_t)j * st->nref, st->U + (int64_t)cs[j] * st->nref,
            (size_t)st->nref * sizeof *g);
   cis_eig_opts_default(&co, ns);
   co.tol_residual = CHECK_SEARCH_TOL;
@@ -259,6 +262,8 @@ static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstat
   co.deflate = res->evecs;
   co.ndeflate = res->nroots;
   co.guess_X = g;
+  co.guess_rows = st->nref;
+  co.want_vectors = &sc.proved; /* a proved state's vector is all this search keeps */
   co.on_iter = search_on_iter;
   co.on_iter_ctx = &sc;
   err = cis_davidson_solve(be, op, &co, &cr);
@@ -272,7 +277,7 @@ static cis_err search_block(cis_backend *be, cis_operator *op, const cis_refstat
   out->lowest = CIS_MIN(out->lowest, cr.evals[0]);
   for (int j = 0; j < ns; j++) {
     cis_search_outcome how = CIS_SEARCH_ABOVE;
-    if (cr.evals[j] < sc.ek - threshold) {
+    if (cr.evals[j] < sc.ek - threshold && cr.evecs) {
       CIS_TRY(cis_realloc(Z, (size_t)(*nz + 1) * (size_t)n, sizeof **Z, "states found"));
       memcpy(*Z + (int64_t)(*nz)++ * n, cr.evecs + (int64_t)j * n, (size_t)n * sizeof **Z);
       how = CIS_SEARCH_PROVED;
