@@ -272,18 +272,16 @@ static cis_err set_guess(cisolve *c, int k, const double *X) {
   omp_set_num_threads(before);
   CIS_CALL(e);
   int64_t n = cis_space_ndet(c->pl.space);
-  double *G = NULL;
-  CIS_CALL(cis_malloc(&G, (size_t)n * (size_t)k, sizeof *G, "the guess vectors"));
-  for (int64_t i = 0; i < n * k; i++) {
-    if (!isfinite(X[i])) {
-      cis_free(&G);
-      CIS_ERROR(CIS_ERR_INPUT, "guess vector %lld, element %lld is not a finite number",
-                (long long)(i / n), (long long)(i % n));
-    }
-    G[i] = X[i];
+  for (int64_t i = 0; i < n * k; i++)
+    CIS_CHECK(isfinite(X[i]), CIS_ERR_INPUT, "guess vector %lld, element %lld is not a finite "
+              "number", (long long)(i / n), (long long)(i % n));
+  if (!c->guess || c->guess_k != k || c->guess_n != n) { /* else the last guess's memory */
+    double *G = NULL;
+    CIS_CALL(cis_malloc(&G, (size_t)n * (size_t)k, sizeof *G, "the guess vectors"));
+    cis_free(&c->guess);
+    c->guess = G;
   }
-  cis_free(&c->guess);
-  c->guess = G;
+  memcpy(c->guess, X, (size_t)n * (size_t)k * sizeof *X);
   c->guess_k = k;
   c->guess_n = n;
   return CIS_OK;

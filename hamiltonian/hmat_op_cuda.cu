@@ -89,6 +89,7 @@ extern "C" cis_err cis_hmat_rowgen_cuda_op_create(const cis_hmat *h, const cis_r
     cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
     CIS_TRY(cis_operator_new(&gen_ops, be, &info, out));
   }
+  (*out)->diag_dev = cis_rowgen_cuda_diag(c->gen); /* the same values as h->hdiag */
   (*out)->impl = c;
   c = NULL;
 cleanup:

@@ -378,6 +378,8 @@ int64_t cis_rowgen_cuda_bytes(const cis_rowgen *g) {
 
 int64_t cis_rowgen_cuda_size(const cis_rowgen_cuda *d) { return d->bytes; }
 
+const double *cis_rowgen_cuda_diag(const cis_rowgen_cuda *d) { return d->g.diag; }
+
 int cis_rowgen_cuda_lanes(const cis_rowgen_cuda *d) { return d->lanes; }
 
 cis_err cis_rowgen_cuda_set_lanes(cis_rowgen_cuda *d, int lanes) {
@@ -420,14 +422,17 @@ cis_err cis_rowgen_cuda_create(const cis_rowgen *g, cis_rowgen_cuda **out) {
   CIS_CHECK(!why, CIS_ERR_USAGE, "rows on the device: %s", why);
   CIS_CLEANUP_FUNCTION;
   CIS_TRY(cis_calloc(&d, 1, sizeof *d, "device row generator"));
-  /* the diagonal as the host's row has it (rowgen.c gen_row) */
-  CIS_TRY(cis_malloc(&diag, (size_t)s->ndet, sizeof *diag, "diagonal"));
+  /* the diagonal as the host's row has it (rowgen.c gen_row): the space's, with the spin
+   * penalty's part where there is one */
+  if (g->spin_shift != 0.0) {
+    CIS_TRY(cis_malloc(&diag, (size_t)s->ndet, sizeof *diag, "diagonal"));
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < s->ndet; r++) diag[r] = s->hdiag[r] + cis_rowgen_penalty_diag(g, r);
+    for (int64_t r = 0; r < s->ndet; r++) diag[r] = s->hdiag[r] + cis_rowgen_penalty_diag(g, r);
+  }
   {
     gen_view *v = &d->g;
     gen_array a[24];
-    int m = gen_arrays(g, v, diag, a);
+    int m = gen_arrays(g, v, diag ? diag : s->hdiag, a);
     for (int i = 0; i < m; i++) {
       void *p = NULL;
       size_t bytes = a[i].bytes ? a[i].bytes : 8;

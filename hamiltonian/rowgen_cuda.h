@@ -46,6 +46,8 @@ cis_err cis_rowgen_cuda_create(const cis_rowgen *g, cis_rowgen_cuda **out);
 void cis_rowgen_cuda_destroy(cis_rowgen_cuda **d);
 /* Device bytes it holds. */
 int64_t cis_rowgen_cuda_size(const cis_rowgen_cuda *d);
+/* The diagonal it holds on the device (ndet values, our order, with the spin penalty's part). */
+const double *cis_rowgen_cuda_diag(const cis_rowgen_cuda *d);
 /* The lanes that generate a row in products (4, 8, 16 or 32; count and fill take 32): 4 by
  * default (fewer where shared memory is short: rowgen_cuda.cu lanes_for); set (tests,
  * benchmarks). */

@@ -59,6 +59,9 @@ struct cis_operator {
   const double *diag;
   int64_t nref;
   const double *ref_block;
+  /* The diagonal on be, where the implementation keeps one (the solver copies it from there
+   * instead of uploading diag); NULL: none. */
+  const double *diag_dev;
   void *impl;
   /* Products since creation: single-vector products counted (k per apply) and their wall
    * time, seconds (cis_operator_apply). */

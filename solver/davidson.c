@@ -55,7 +55,10 @@ static cis_err dav_alloc(dav *s) {
   CIS_CALL(o->alloc(s->be, n * K, &s->R));
   CIS_CALL(o->alloc(s->be, n * 2 * K, &s->S));
   CIS_CALL(o->alloc(s->be, n, &s->d));
-  CIS_CALL(o->from_host(s->be, s->d, s->diag, n));
+  if (s->op->diag_dev)
+    CIS_CALL(o->copy(s->be, s->d, s->op->diag_dev, n));
+  else
+    CIS_CALL(o->from_host(s->be, s->d, s->diag, n));
   CIS_CALL(cis_calloc(&s->Hs, (size_t)(ms * ms), sizeof(double), "projected matrix"));
   CIS_CALL(cis_calloc(&s->Y, (size_t)(ms * K), sizeof(double), "Ritz coefficients"));
   CIS_CALL(cis_calloc(&s->Yprev, (size_t)(ms * K), sizeof(double), "previous Ritz coefficients"));

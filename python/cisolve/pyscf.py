@@ -265,7 +265,12 @@ class FCISolver(lib.StreamObject):
         sol, lay = self._solver(h1e, eri8, norb, na, nb, ecore, opts, irreps)
         ci0 = _as_list(ci0)
         # the last call's guess, kept by a reused Solver, is not this call's
-        sol.set_guess(np.stack([lay.to_ours(c) for c in ci0[:nroots]], axis=1) if ci0 else None)
+        g = None
+        if ci0:
+            g = np.empty((min(len(ci0), nroots), sol.ndet))
+            for j, c in enumerate(ci0[:nroots]):
+                g[j] = lay.to_ours(c)
+        sol.set_guess(None if g is None else g.T)  # (ndet, k) whose transpose needs no copy
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # reported below, as PySCF does
             r = sol.solve()
