@@ -60,7 +60,7 @@ void cis_hmat_destroy(cis_hmat **hp) {
   if (!hp || !*hp) return;
   hmat_impl *im = (hmat_impl *)*hp;
   cis_hyb_free(&im->pub.hyb);
-  cis_free(&im->pub.hdiag);
+  cis_free(&im->hdiag_own);
   cis_free(&im->pub.hpp);
   cis_free(&im->pub.perm);
   cis_free(&im->pub.ref_label);
@@ -560,10 +560,14 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   }
   CIS_TRY(hpp_from_rows(h, im->rg));
   CIS_TRY(ref_symmetry_ci(h, space));
-  CIS_TRY(cis_malloc(&h->hdiag, (size_t)h->n, sizeof(double), "diagonal"));
-  memcpy(h->hdiag, cis_space_hdiag(space), sizeof(double) * (size_t)h->n);
-  if (spin_shift != 0.0)
-    for (int64_t i = 0; i < h->n; i++) h->hdiag[i] += cis_rowgen_penalty_diag(im->rg, i);
+  if (spin_shift != 0.0) { /* the penalty's part added to a copy */
+    CIS_TRY(cis_malloc(&im->hdiag_own, (size_t)h->n, sizeof(double), "diagonal"));
+    for (int64_t i = 0; i < h->n; i++)
+      im->hdiag_own[i] = cis_space_hdiag(space)[i] + cis_rowgen_penalty_diag(im->rg, i);
+    h->hdiag = im->hdiag_own;
+  } else {
+    h->hdiag = cis_space_hdiag(space); /* the space outlives the matrix built on it */
+  }
   h->stats.t_build = cis_wtime() - t0;
   *out = h;
   im = NULL;

@@ -77,7 +77,7 @@ typedef struct cis_hmat {
   int64_t npre;        /* the preconditioner's block: min(nref, CIS_HMAT_PRECOND_MAX) */
   double ecore;        /* constant added to eigenvalues of H (0 for explicit matrices) */
   cis_hyb hyb;         /* what backends apply */
-  double *hdiag;       /* n, host */
+  const double *hdiag; /* n, host: a CI matrix's without a spin penalty is its space's */
   double *hpp;         /* npre x npre, the leading Reference block, host, column-major */
   int64_t *perm;       /* explicit matrices: our row i is input row perm[i]; NULL for CI */
   /* The symmetry of H on the preconditioner's block (solver/refblock.h cis_refsym): npre

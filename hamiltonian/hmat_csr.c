@@ -212,10 +212,12 @@ static cis_err build_csr(cis_hmat *h, const cis_csr *m, const cis_hmat_opts *opt
   int64_t n = m->n, *inv = NULL, *comp = NULL;
   cis_hmat_csr_decision dec;
   CIS_TRY(cis_malloc(&h->perm, (size_t)n, sizeof(int64_t), "permutation"));
-  CIS_TRY(cis_malloc(&h->hdiag, (size_t)n, sizeof(double), "diagonal"));
+  hmat_impl *im = (hmat_impl *)h; /* pub is its first member */
+  CIS_TRY(cis_malloc(&im->hdiag_own, (size_t)n, sizeof(double), "diagonal"));
+  h->hdiag = im->hdiag_own;
   CIS_TRY(cis_malloc(&inv, (size_t)n, sizeof *inv, "inverse permutation"));
   CIS_TRY(cis_malloc(&comp, (size_t)n, sizeof *comp, "components"));
-  CIS_TRY(cis_hmat_csr_order(m, h->perm, inv, h->hdiag, comp));
+  CIS_TRY(cis_hmat_csr_order(m, h->perm, inv, im->hdiag_own, comp));
   CIS_TRY(permute_csr(m, h->perm, inv, &p));
   CIS_TRY(cis_csr_sort_rows(&p)); /* permuted rows are no longer sorted by column */
   cis_hmat_csr_decide(m, h->perm, inv, opts, &dec);

@@ -21,7 +21,8 @@
 /* The public struct first, so that a cis_hmat * is also a hmat_impl *. */
 typedef struct {
   cis_hmat pub;
-  cis_rowgen *rg; /* CI problems: also hyb.regen_ctx */
+  cis_rowgen *rg;    /* CI problems: also hyb.regen_ctx */
+  double *hdiag_own; /* pub.hdiag where this matrix owns it (NULL: the space's) */
 } hmat_impl;
 
 /* Uniform Expansion blocks of about 2^20 entries, at least 8 per thread when rows allow. */
