@@ -13,6 +13,7 @@
 
 #include "app/options.h"
 #include "app/pipeline.h"
+#include "app/target.h"
 #include "app/version.h"
 #include "base/error.h"
 #include "base/problem.h"
@@ -145,21 +146,46 @@ static int threads_enter(const cis_options *o) {
   return before;
 }
 
+/* A space of one irrep is kept only for integrals that have the orbitals' irreps (as building
+ * it checks): else the old integrals are put back, and the call refused. */
+static cis_err kept_irrep_holds(cisolve *c, const cis_options *o, const double *h1e_old,
+                                const double *eri_old, double ecore_old) {
+  if (!c->pl.space || !cis_space_irrep(c->pl.space)) return CIS_OK;
+  cis_integrals *I = &c->prob.ints;
+  cis_err e = cis_target_check_orbsym(o, I, "the option irrep");
+  if (e == CIS_OK) return CIS_OK;
+  copy_integrals(I, h1e_old, eri_old);
+  I->ecore = ecore_old;
+  return e;
+}
+
 static cis_err set_integrals(cisolve *c, const double *h1e, const double *eri, double ecore) {
+  cis_err err = CIS_OK;
+  double *old = NULL;
   CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_set_integrals: the handle is NULL");
   cis_integrals *I = &c->prob.ints;
+  int64_t n2 = (int64_t)I->norb * I->norb, ne = cis_eri_size(I->norb);
+  double ecore_old = I->ecore;
   CIS_CALL(check_integrals(I->norb, c->nalpha, c->nbeta, h1e, eri));
   CIS_CHECK(isfinite(ecore), CIS_ERR_INPUT, "ecore = %g is not a finite number", ecore);
-  discard_results(c, 0);
+  CIS_CLEANUP_FUNCTION;
+  CIS_TRY(cis_malloc(&old, (size_t)(n2 + ne), sizeof *old, "the integrals before"));
+  memcpy(old, I->h1e, (size_t)n2 * sizeof *old);
+  memcpy(old + n2, I->eri, (size_t)ne * sizeof *old);
   copy_integrals(I, h1e, eri);
   I->ecore = ecore;
-  if (!c->pl.space) return CIS_OK;
   cis_options o = run_options(c);
-  int before = threads_enter(&o);
-  cis_err e = cis_space_set_integrals(c->pl.space, I, o.threads);
-  omp_set_num_threads(before);
-  if (e != CIS_OK) discard_results(c, 1); /* built again, from these integrals, when needed */
-  return e;
+  CIS_TRY(kept_irrep_holds(c, &o, old, old + n2, ecore_old));
+  discard_results(c, 0);
+  if (c->pl.space) {
+    int before = threads_enter(&o);
+    err = cis_space_set_integrals(c->pl.space, I, o.threads);
+    omp_set_num_threads(before);
+    if (err != CIS_OK) discard_results(c, 1); /* built again, from these integrals, when needed */
+  }
+cleanup:
+  cis_free(&old);
+  return err;
 }
 
 int cisolve_set_integrals(cisolve *c, const double *h1e, const double *eri, double ecore) {

@@ -81,7 +81,8 @@ CISOLVE_API int cisolve_create(int norb, int nalpha, int nbeta, const double *h1
  * integrals, its determinants keep their order (the Reference region stays the leading
  * determinants of the integrals the space was built from; results do not depend on it), and a
  * guess, in that order, stays. Cheaper than a new handle, whose space is built again. Bad
- * integrals leave the handle as it was; out of memory, the space and the guess are discarded. */
+ * integrals, and for a space of one irrep (the option irrep) integrals without the orbitals'
+ * irreps, leave the handle as it was; out of memory, the space and the guess are discarded. */
 CISOLVE_API int cisolve_set_integrals(cisolve *c, const double *h1e, const double *eri,
                                       double ecore);
 

@@ -195,6 +195,11 @@ def main():
             h1s, eris, norb, nelec, ecore=ecs, orbsym=h2o_c2v.pyscf_orbsym, wfnsym=name)[0]
         check(abs(e_irrep - e_sym) < 1e-8, "irrep %d (%s) after another: %.12f, PySCF's %.12f"
               % (irrep, name, e_irrep, e_sym))
+    # integrals whose orbitals no longer have those irreps are refused for the kept space of
+    # one irrep, and the handle keeps its integrals
+    broken = rotated(h1s, eris, norb, 0.3)
+    refused("do not have ORBSYM's symmetry", s.set_integrals, broken[0], broken[1], ecs)
+    check(abs(s.solve().energies[0] - e_sym) < 1e-8, "a refused set_integrals changed irrep 2")
 
     # other integrals for the same handle (set_integrals: the space and its order are kept, a
     # guess stays): the orbitals rotated, so that the diagonal's order changes; the energies
