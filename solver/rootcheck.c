@@ -308,6 +308,8 @@ static cis_err check_round(cis_backend *be, cis_operator *op, const cis_refstate
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots, *held = NULL, *seen = NULL, *starts = NULL, *nstart = NULL;
   double ek = res->evals[K - 1], fall = 0.0;
+  /* a search's vectors stay orthogonal to the K roots: at most n - K of them */
+  int most = (int)CIS_MIN((int64_t)CHECK_BLOCK_STATES, be->n - K);
   CIS_TRY(cis_calloc(&held, (size_t)st->nblocks, sizeof *held, "roots per block"));
   CIS_TRY(cis_calloc(&seen, (size_t)st->nblocks, sizeof *seen, "states per block"));
   CIS_TRY(cis_calloc(&nstart, (size_t)st->nblocks, sizeof *nstart, "searches per block"));
@@ -331,7 +333,7 @@ static cis_err check_round(cis_backend *be, cis_operator *op, const cis_refstate
       out->beyond += at == held[b];
       continue;
     }
-    starts[b * CHECK_BLOCK_STATES + nstart[b]++] = c;
+    if (nstart[b] < most) starts[b * CHECK_BLOCK_STATES + nstart[b]++] = c;
   }
   for (int b = 0; b < st->nblocks; b++) {
     out->exhausted += seen[b] <= held[b];
