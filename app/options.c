@@ -215,10 +215,20 @@ static cis_err parse_spin(const char *v, cis_options *o) {
   return CIS_OK;
 }
 
+/* The truth values a flag's value may spell (input.h5's /options, the C API, an optional mode's
+ * value). */
+static int truth_on(const char *v) {
+  return !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+         !strcasecmp(v, "on");
+}
+static int truth_off(const char *v) {
+  return !strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+         !strcasecmp(v, "off");
+}
+
 /* --check-roots[=MODE]; a bare flag (or a true value in a file) asks for the full check. */
 static cis_err parse_check(const char *v, cis_options *o) {
-  if (!v || !strcmp(v, "full") || !strcmp(v, "1") || !strcasecmp(v, "true") ||
-      !strcasecmp(v, "yes") || !strcasecmp(v, "on"))
+  if (!v || !strcmp(v, "full") || truth_on(v))
     o->check_roots = CIS_CHECK_FULL;
   else if (!strcmp(v, "blocks"))
     o->check_roots = CIS_CHECK_BLOCKS;
@@ -315,11 +325,9 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
   } else if (strcmp(name, "gpu-mem") == 0) {
     CIS_CALL(cis_parse_bytes(v, "--gpu-mem", &o->gpu_mem));
   } else if (strcmp(name, "matrix-free") == 0) {
-    if (!v || !strcmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "true") ||
-        !strcasecmp(v, "yes"))
+    if (!v || truth_on(v))
       o->matrix_free = CIS_MATRIX_FREE_ON;
-    else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "false") ||
-             !strcasecmp(v, "no"))
+    else if (truth_off(v))
       o->matrix_free = CIS_MATRIX_FREE_OFF;
     else if (!strcmp(v, "auto"))
       o->matrix_free = CIS_MATRIX_FREE_AUTO;
@@ -474,10 +482,9 @@ void cis_options_print_command(FILE *f, int argc, char **argv, int restart) {
  * carries a truth value, and only a true one turns it on (NULL: true). */
 static cis_err apply_value(cis_options *o, const opt_desc *d, const char *v) {
   if (d->arg == ARG_NONE && v) {
-    int on = !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on");
-    int off = !strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off");
-    if (!on && !off) CIS_ERROR(CIS_ERR_USAGE, "expected true or false, got '%s'", v);
-    if (off) return CIS_OK;
+    if (!truth_on(v) && !truth_off(v))
+      CIS_ERROR(CIS_ERR_USAGE, "expected true or false, got '%s'", v);
+    if (truth_off(v)) return CIS_OK;
     v = NULL;
   }
   if (d->arg == ARG_REQUIRED && !v)
