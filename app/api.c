@@ -146,36 +146,28 @@ static int threads_enter(const cis_options *o) {
   return before;
 }
 
-/* A space of one irrep is kept only for integrals that have the orbitals' irreps (as building
- * it checks): else the old integrals are put back, and the call refused. */
-static cis_err kept_irrep_holds(cisolve *c, const cis_options *o, const double *h1e_old,
-                                const double *eri_old, double ecore_old) {
-  if (!c->pl.space || !cis_space_irrep(c->pl.space)) return CIS_OK;
-  cis_integrals *I = &c->prob.ints;
-  cis_err e = cis_target_check_orbsym(o, I, "the option irrep");
-  if (e == CIS_OK) return CIS_OK;
-  copy_integrals(I, h1e_old, eri_old);
-  I->ecore = ecore_old;
-  return e;
-}
-
 static cis_err set_integrals(cisolve *c, const double *h1e, const double *eri, double ecore) {
   cis_err err = CIS_OK;
-  double *old = NULL;
   CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_set_integrals: the handle is NULL");
-  cis_integrals *I = &c->prob.ints;
-  int64_t n2 = (int64_t)I->norb * I->norb, ne = cis_eri_size(I->norb);
-  double ecore_old = I->ecore;
+  cis_integrals *I = &c->prob.ints, next = *I; /* the new integrals, swapped in once accepted */
   CIS_CALL(check_integrals(I->norb, c->nalpha, c->nbeta, h1e, eri));
   CIS_CHECK(isfinite(ecore), CIS_ERR_INPUT, "ecore = %g is not a finite number", ecore);
+  next.h1e = next.eri = NULL;
   CIS_CLEANUP_FUNCTION;
-  CIS_TRY(cis_malloc(&old, (size_t)(n2 + ne), sizeof *old, "the integrals before"));
-  memcpy(old, I->h1e, (size_t)n2 * sizeof *old);
-  memcpy(old + n2, I->eri, (size_t)ne * sizeof *old);
-  copy_integrals(I, h1e, eri);
-  I->ecore = ecore;
+  CIS_TRY(cis_malloc(&next.h1e, (size_t)I->norb * (size_t)I->norb, sizeof(double), "h1e"));
+  CIS_TRY(cis_malloc(&next.eri, (size_t)cis_eri_size(I->norb), sizeof(double), "eri"));
+  copy_integrals(&next, h1e, eri);
   cis_options o = run_options(c);
-  CIS_TRY(kept_irrep_holds(c, &o, old, old + n2, ecore_old));
+  /* a space of one irrep is kept only for integrals with the orbitals' irreps, as building it
+   * checks */
+  if (c->pl.space && cis_space_irrep(c->pl.space))
+    CIS_TRY(cis_target_check_orbsym(&o, &next, "the option irrep"));
+  double *h1e_old = I->h1e, *eri_old = I->eri;
+  I->h1e = next.h1e;
+  I->eri = next.eri;
+  I->ecore = ecore;
+  next.h1e = h1e_old; /* freed below */
+  next.eri = eri_old;
   discard_results(c, 0);
   if (c->pl.space) {
     int before = threads_enter(&o);
@@ -184,7 +176,8 @@ static cis_err set_integrals(cisolve *c, const double *h1e, const double *eri, d
     if (err != CIS_OK) discard_results(c, 1); /* built again, from these integrals, when needed */
   }
 cleanup:
-  cis_free(&old);
+  cis_free(&next.h1e);
+  cis_free(&next.eri);
   return err;
 }
 
