@@ -181,7 +181,6 @@ static const cis_backend_ops cuda_ops = {
 
 extern "C" int cis_backend_is_cuda(const cis_backend *be) { return be && be->ops == &cuda_ops; }
 
-
 extern "C" cudaStream_t cis_backend_cuda_stream(const cis_backend *be) {
   return ((const cuda_impl *)be->impl)->stream;
 }
