@@ -144,7 +144,7 @@ static cis_err rdm_results(const cis_options *o, const cis_hmat *h, cis_backend 
   CIS_CALL(rdm_alloc(o, norb, K, ntrans, b));
   for (int j = 0; j < K; j++) {
     const double *c = res->evecs + j * n;
-    cis_rdm_out out = {b->dm1a + j * n2, b->dm1b + j * n2, NULL, NULL, NULL, NULL};
+    cis_rdm_out out = {.dm1a = b->dm1a + j * n2, .dm1b = b->dm1b + j * n2};
     if (o->rdm2) {
       out.dm2aa = b->dm2[0] + j * n4;
       out.dm2ab = b->dm2[1] + j * n4;
@@ -158,7 +158,7 @@ static cis_err rdm_results(const cis_options *o, const cis_hmat *h, cis_backend 
     for (int j = i + 1; j < K; j++, t++) {
       b->tpairs[2 * t] = i;
       b->tpairs[2 * t + 1] = j;
-      cis_rdm_out out = {b->tdm1[0] + t * n2, b->tdm1[1] + t * n2, NULL, NULL, NULL, NULL};
+      cis_rdm_out out = {.dm1a = b->tdm1[0] + t * n2, .dm1b = b->tdm1[1] + t * n2};
       if (o->rdm2) {
         out.dm2aa = b->tdm2[0] + t * n4;
         out.dm2ab = b->tdm2[1] + t * n4;

@@ -31,6 +31,7 @@ struct cisolve {
   double *guess;       /* guess_n x guess_k, or NULL */
   int guess_k;
   int64_t guess_n;
+  double t[CISOLVE_NTIMINGS]; /* the last solve's (cisolve_timings) */
 };
 
 /* Every entry point: the code a caller sees, and the message printed when asked to be verbose. */
@@ -343,16 +344,29 @@ static cis_err solve(cisolve *c) {
   cis_options o = run_options(c);
   int before = threads_enter(&o);
   cis_pipeline *pl = &c->pl;
+  double *t = c->t, t0 = cis_wtime(), t1;
+  memset(c->t, 0, sizeof c->t);
   discard_results(c, 0);
   CIS_TRY(build_space(c, &o));
+  t[CISOLVE_T_SPACE] = (t1 = cis_wtime()) - t0;
   if (o.device != CIS_DEVICE_CPU) cis_backend_cuda_prewarm(o.device_index);
   CIS_TRY(cis_pipeline_hamiltonian(pl, &o, &c->prob, NULL));
+  t[CISOLVE_T_HAMILTONIAN] = cis_wtime() - t1;
   CIS_TRY(cis_pipeline_backend(pl, &o));
+  t[CISOLVE_T_BACKEND] = pl->t_device;
+  t[CISOLVE_T_OPERATOR] = pl->t_upload;
+  t1 = cis_wtime();
   CIS_TRY(cis_pipeline_states(pl, &o));
   if (c->guess) {
     CIS_TRY(make_guess(c, o.nroots, &pl->eo.guess_X, &G));
   }
+  t[CISOLVE_T_STATES] = cis_wtime() - t1;
   CIS_TRY(cis_pipeline_solve(pl, &o));
+  t[CISOLVE_T_SOLVER] = pl->t_solve;
+  t[CISOLVE_T_PRODUCTS] = pl->res.t_matvec;
+  t[CISOLVE_T_ORTHO] = pl->res.t_ortho;
+  t[CISOLVE_T_CHECK] = pl->t_check;
+  t1 = cis_wtime();
   CIS_TRY(cis_pipeline_results(pl, &o, 0)); /* <S^2>: cisolve_s2, when asked */
   /* what the results need is kept; the matrix (on the host and a GPU) is released */
   pl->eo.guess_X = NULL;
@@ -360,6 +374,8 @@ static cis_err solve(cisolve *c) {
   cis_hyb_cuda_op_pool_destroy(&pl->pool);
   cis_hmat_destroy(&pl->h);
   c->solved = 1;
+  t[CISOLVE_T_RESULTS] = cis_wtime() - t1;
+  t[CISOLVE_T_TOTAL] = cis_wtime() - t0;
 cleanup:
   cis_backend_cuda_prewarm_join();
   cis_free(&G);
@@ -451,6 +467,14 @@ int cisolve_iterations(const cisolve *c, int *iterations, int64_t *matvecs) {
   return CISOLVE_OK;
 }
 
+int cisolve_timings(const cisolve *c, double *t) {
+  cis_error_clear();
+  cis_err err = need_results(c, t, "cisolve_timings");
+  if (err != CIS_OK) return finish(c, err);
+  memcpy(t, c->t, sizeof c->t);
+  return CISOLVE_OK;
+}
+
 const char *cisolve_backend(const cisolve *c) {
   return c && c->solved && c->pl.be ? c->pl.be->desc : "";
 }
@@ -511,7 +535,14 @@ static cis_err rdm12s(const cisolve *c, const double *bra, const double *ket, ci
 int cisolve_rdm12s(const cisolve *c, const double *bra, const double *ket, double *dm1a,
                    double *dm1b, double *dm2aa, double *dm2ab, double *dm2ba, double *dm2bb) {
   cis_error_clear();
-  cis_rdm_out out = {dm1a, dm1b, dm2aa, dm2ab, dm2ba, dm2bb};
+  cis_rdm_out out = {dm1a, dm1b, dm2aa, dm2ab, dm2ba, dm2bb, NULL, NULL};
+  return finish(c, rdm12s(c, bra, ket, &out));
+}
+
+int cisolve_rdm12(const cisolve *c, const double *bra, const double *ket, double *dm1,
+                  double *dm2) {
+  cis_error_clear();
+  cis_rdm_out out = {.dm1 = dm1, .dm2 = dm2};
   return finish(c, rdm12s(c, bra, ket, &out));
 }
 

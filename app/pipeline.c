@@ -249,11 +249,15 @@ static cis_err solve(const cis_options *o, cis_backend *be, cis_operator *op,
 
 /* Solve, then make sure no lower state was missed. */
 cis_err cis_pipeline_solve(cis_pipeline *pl, const cis_options *o) {
+  double t0 = cis_wtime();
   CIS_CALL(solve(o, pl->be, pl->op, &pl->eo, &pl->res));
+  double t1 = cis_wtime();
+  pl->t_solve = t1 - t0;
   if (o->check_roots != CIS_CHECK_NONE)
     CIS_CALL(cis_analysis_check_blocks(o, pl->be, pl->op, &pl->rst, &pl->eo, &pl->res, &pl->an));
   if (o->check_roots == CIS_CHECK_FULL)
     CIS_CALL(cis_analysis_check_roots(o, pl->be, pl->op, pl->h, &pl->eo, &pl->res, &pl->an));
+  pl->t_check = cis_wtime() - t1;
   return CIS_OK;
 }
 

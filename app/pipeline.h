@@ -50,6 +50,7 @@ typedef struct {
   cis_analysis an;
   cis_analysis_buf abuf;
   double t_space, t_hmat, t_device, t_upload; /* seconds the steps took */
+  double t_solve, t_check;                    /* cis_pipeline_solve's: the solver, the check */
   /* A run of several ranks (kernels/comm.h): the rows each holds (ranks + 1 bounds, rank 0's
    * split) and this rank's nonzeros; NULL with one process. */
   int64_t *bounds;

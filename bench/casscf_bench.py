@@ -28,6 +28,37 @@ CASES = {
 }
 
 
+def _timed(cls, name, acc, key=None):
+    """Wrap cls.name so that its calls' count and seconds add up in acc[key or name]."""
+    f = getattr(cls, name)
+    key = key or name
+
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return f(*args, **kwargs)
+        finally:
+            n, t = acc.get(key, (0, 0.0))
+            acc[key] = (n + 1, t + time.perf_counter() - t0)
+    setattr(cls, name, wrapper)
+    return f
+
+
+def _breakdown(acc, solves, total):
+    """Where cisolve's side went: the FCI solver's calls, the steps of its solves, the rest."""
+    print("where the time went (%d s in all):" % total)
+    for key in sorted(acc, key=lambda k: -acc[k][1]):
+        n, t = acc[key]
+        print("  %-24s %4d calls  %8.3f s  %7.3f s each" % (key, n, t, t / n))
+    for kind in sorted(solves):
+        rows = solves[kind]
+        print("  the steps of the %d %s solves (s, summed):" % (len(rows), kind))
+        for step in rows[0]:
+            print("    %-20s %8.3f" % (step, sum(r[step] for r in rows)))
+    fci = sum(t for k, (n, t) in acc.items() if k in ("kernel", "approx_kernel", "rdms"))
+    print("  %-24s            %8.3f s" % ("outside the FCI solver", total - fci))
+
+
 def run(case, ours, macro, threads, device, options, breakdown=False):
     from pyscf import gto, lib, mcscf, scf
     lib.num_threads(threads)
@@ -37,25 +68,46 @@ def run(case, ours, macro, threads, device, options, breakdown=False):
     mc = mcscf.CASSCF(mf, ncas, nelecas)
     mc.conv_tol = 1e-8
     mc.max_cycle_macro = macro
+    acc, solves, restore = {}, {}, []
     if ours:
-        from cisolve.pyscf import FCISolver
-        mc.fcisolver = FCISolver(mol, device=device, threads=threads, **options)
+        from cisolve import pyscf as cp
+        if breakdown:
+            for cls, name, key in ((cp.FCISolver, "kernel", None),
+                                   (cp.FCISolver, "approx_kernel", None),
+                                   (cp.FCISolver, "_rdms", "rdms"),
+                                   (cp._Layout, "to_ours", "layout to_ours"),
+                                   (cp._Layout, "to_pyscf", "layout to_pyscf"),
+                                   (cp._cis.Solver, "set_integrals", "Solver.set_integrals"),
+                                   (cp._cis.Solver, "solve", "Solver.solve"),
+                                   (cp._cis.Solver, "rdm12s", "Solver.rdm12s")):
+                restore.append((cls, name, _timed(cls, name, acc, key)))
+        mc.fcisolver = cp.FCISolver(mol, device=device, threads=threads, **options)
+        if breakdown:
+            kern = cp.FCISolver._kernel
+
+            def kernel_steps(self, *args):
+                out = kern(self, *args)
+                solves.setdefault("kernel" if args[-1] else "approx_kernel",
+                                  []).append(dict(self.timings))
+                return out
+            cp.FCISolver._kernel = kernel_steps
+            restore.append((cp.FCISolver, "_kernel", kern))
     stamps = {}  # the callback runs in micro-iterations too: the last call of each macro-iteration
 
     def callback(env):
         stamps[env.get("imacro", len(stamps))] = time.perf_counter()
     mc.callback = callback
     t0 = time.perf_counter()
-    mc.kernel()
+    try:
+        mc.kernel()
+    finally:
+        for cls, name, f in restore:
+            setattr(cls, name, f)
     total = time.perf_counter() - t0
     stamps = [stamps[k] for k in sorted(stamps)]
     per = np.diff([t0] + stamps)
     if ours and breakdown:
-        # one solve of the last integrals with the program's report: where a kernel's time goes
-        from cisolve import solve
-        h1, ecore = mc.get_h1eff()
-        solve(h1, mc.get_h2eff(), ncas, mc.nelecas, ecore=ecore, device=device, threads=threads,
-              verbose=True, **options)
+        _breakdown(acc, solves, total)
     return {"e": mc.e_tot, "converged": mc.converged, "total": total, "macro": len(stamps),
             "per_macro": per.tolist()}
 
@@ -72,7 +124,8 @@ def main():
                     help="which solvers to run, in this order (pyscf, cisolve)")
     ap.add_argument("--csv", help="append one line per side to this CSV")
     ap.add_argument("--breakdown", action="store_true",
-                    help="then one cisolve solve of the last integrals, with its report")
+                    help="print where cisolve's side spent its time: the FCI solver's calls "
+                    "and the steps of its solves (Result.timings)")
     a = ap.parse_args()
     options = dict(kv.split("=", 1) for kv in a.option)
     sides = a.sides.split(",")

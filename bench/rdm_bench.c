@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   if (gpu) die(cis_backend_create_cuda(n, -1, &be));
   double *m[5];
   for (int b = 0; b < 5; b++) m[b] = calloc((size_t)(b < 2 ? n2 : n2 * n2), sizeof(double));
-  cis_rdm_out o = {m[0], m[1], m[2], m[3], NULL, m[4]};
+  cis_rdm_out o = {m[0], m[1], m[2], m[3], NULL, m[4], NULL, NULL};
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = cis_wtime();

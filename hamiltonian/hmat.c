@@ -501,19 +501,31 @@ cleanup:
   return err;
 }
 
-/* The preconditioner's block generated row by row (so a rank whose ELL rows do not hold it has it
- * whole too). */
+/* The preconditioner's block generated row by row on the threads (so a rank whose ELL rows do
+ * not hold it has it whole too). */
 static cis_err hpp_from_rows(cis_hmat *h, const cis_rowgen *g) {
   int64_t m = h->npre = CIS_MIN(h->nref, (int64_t)CIS_HMAT_PRECOND_MAX);
+  int fail = 0;
   CIS_CALL(cis_calloc(&h->hpp, (size_t)(m * m), sizeof(double), "Reference block"));
-  cis_rowbuf b;
-  CIS_CALL(cis_rowbuf_init(g, &b));
-  for (int64_t i = 0; i < m; i++) {
-    int64_t len = cis_rowgen_row(g, i, 0, &b);
-    for (int64_t t = 0; t < len; t++)
-      if (b.col[t] < m) h->hpp[i + b.col[t] * m] = b.out[t];
+#pragma omp parallel if (m > 64)
+  {
+    cis_rowbuf b;
+    int ok = cis_rowbuf_init(g, &b) == CIS_OK;
+    if (!ok) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t i = 0; i < m; i++) {
+      if (!ok) continue;
+      int64_t len = cis_rowgen_row(g, i, 0, &b);
+      for (int64_t t = 0; t < len; t++)
+        if (b.col[t] < m) h->hpp[i + b.col[t] * m] = b.out[t];
+    }
+    if (ok) cis_rowbuf_free(&b);
   }
-  cis_rowbuf_free(&b);
+  CIS_CHECK(!fail, CIS_ERR_NOMEM, "out of host memory for the row buffers of the Reference "
+            "block (%lld rows)", (long long)m);
   return CIS_OK;
 }
 

@@ -37,10 +37,10 @@ static int64_t g_block_rows = 0;
 
 void cis_rdm_set_block_rows(int64_t rows) { g_block_rows = rows > 0 ? rows : 0; }
 
-/* Row K = (ka, kb) of the intermediates of v: <K|E^A_pq|v> into XA[pq * ld + rr] and
- * <K|E^B_pq|v> into XB (both NULL: not stored) and, times w at K (w NULL or K outside the
- * space: nothing), added to eA[pq], eB[pq]. Every entry has one term (E_pq with p != q leads
- * from K to one determinant), so entries are set, not added. */
+/* Row K = (ka, kb) of the intermediates of v: <K|E^A_pq|v> added to XA[pq * ld + rr] and
+ * <K|E^B_pq|v> to XB (both NULL: not stored; XA == XB: the spin sum) and, times w at K (w NULL
+ * or K outside the space: nothing), added to eA[pq], eB[pq]. Within one spin every entry has
+ * one term (E_pq with p != q leads from K to one determinant). */
 static void row_terms(const rdm_rows *R, int64_t ka, int32_t kb, const double *v,
                       const double *w, double *XA, double *XB, int64_t ld, int64_t rr,
                       double *eA, double *eB) {
@@ -58,7 +58,7 @@ static void row_terms(const rdm_rows *R, int64_t ka, int32_t kb, const double *v
       for (int wd = 0; wd < s->nw; wd++)
         for (uint64_t bits = str[spin][wd]; bits; bits &= bits - 1) {
           int64_t col = (int64_t)(64 * wd + __builtin_ctzll(bits)) * (norb + 1);
-          if (X[spin]) X[spin][col * ld + rr] = vk;
+          if (X[spin]) X[spin][col * ld + rr] += vk;
           if (wk != 0.0) e[spin][col] += wk * vk;
         }
   }
@@ -69,7 +69,7 @@ static void row_terms(const rdm_rows *R, int64_t ka, int32_t kb, const double *v
       if (J < 0) continue;
       double val = x->sign * v[J];
       int64_t col = (int64_t)x->i * norb + x->a;
-      if (XA) XA[col * ld + rr] = val;
+      if (XA) XA[col * ld + rr] += val;
       if (wk != 0.0) eA[col] += wk * val;
     }
   if (ja0 >= 0) /* E^B_pq: passes the alpha string with even parity */
@@ -79,7 +79,7 @@ static void row_terms(const rdm_rows *R, int64_t ka, int32_t kb, const double *v
       if (J < 0) continue;
       double val = y->sign * v[J];
       int64_t col = (int64_t)y->i * norb + y->a;
-      if (XB) XB[col * ld + rr] = val;
+      if (XB) XB[col * ld + rr] += val;
       if (wk != 0.0) eB[col] += wk * val;
     }
 }
@@ -261,11 +261,12 @@ typedef struct {
 } rdm_dev;
 
 /* e1 (2 x n2) += <bra|E^A_pq|ket>, <bra|E^B_pq|ket> over a block filled on the device: the
- * ket's intermediates times the bra's values at the block's rows. */
+ * ket's intermediates times the bra's values at the block's rows (TA == TB, the spin sum:
+ * e1's first half gets the sum). */
 static cis_err device_one_particle(rdm_gemm *gm, int64_t cur, const rdm_block *TA,
                                    const rdm_block *TB, const double *w_rows, double *e1) {
   const rdm_block *T[2] = {TA, TB};
-  for (int spin = 0; spin < 2; spin++) {
+  for (int spin = 0; spin < (TA == TB ? 1 : 2); spin++) {
     cis_backend view = *gm->be;
     view.n = cur;
     view.t_ortho = 0.0;
@@ -278,13 +279,15 @@ static cis_err device_one_particle(rdm_gemm *gm, int64_t cur, const rdm_block *T
 
 /* The two-particle blocks asked for in out, from the intermediates of rows R, a block at a
  * time: filled on the device where the backend is a CUDA one, else filled on the host (and
- * copied to a device backend's memory); e1 (2 x n2) gets <bra|E^A|ket>, <bra|E^B|ket>. */
+ * copied to a device backend's memory); e1 (2 x n2) gets <bra|E^A|ket>, <bra|E^B|ket>, or their
+ * sum in its first half and zero in the other. With `summed`, out->dm2 alone, from the
+ * intermediates of the spin sum E_pq. */
 static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *bra,
-                            const double *ket, double *e1, cis_rdm_out *out) {
+                            const double *ket, int summed, double *e1, cis_rdm_out *out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   const cis_space *s = R->s;
-  int norb = s->norb, same = bra == ket, nbuf = same ? 2 : 4;
+  int norb = s->norb, same = bra == ket, nbuf = (same ? 1 : 2) * (summed ? 1 : 2);
   int64_t n2 = (int64_t)norb * norb;
   rdm_gemm gm = {.be = be && be->is_device ? be : NULL, .n2 = n2};
   rdm_dev dev = {0};
@@ -325,8 +328,11 @@ static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *br
     if (gm.be) CIS_TRY(be->ops->alloc(be, rows * n2, &X[b].dx));
     X[b].m = (int)n2;
   }
-  /* ket: TA, TB = X[0], X[1]; bra: BA, BB = X[2], X[3], or the ket's */
-  rdm_block *TA = &X[0], *TB = &X[1], *BA = same ? &X[0] : &X[2], *BB = same ? &X[1] : &X[3];
+  /* ket: TA, TB = X[0], X[1]; bra: BA, BB = X[2], X[3], or the ket's; the spin sum: ket X[0],
+   * bra X[1] */
+  int bra0 = summed ? 1 : 2;
+  rdm_block *TA = &X[0], *TB = &X[summed ? 0 : 1];
+  rdm_block *BA = same ? TA : &X[bra0], *BB = same ? TB : &X[bra0 + (summed ? 0 : 1)];
   for (int64_t k0 = 0; k0 < R->nk; k0 += rows) {
     int64_t cur = CIS_MIN(rows, R->nk - k0);
     if (dev.fill) {
@@ -347,10 +353,16 @@ static cis_err two_particle(const rdm_rows *R, cis_backend *be, const double *br
         if (gm.be) CIS_TRY(be->ops->from_host(be, X[b].dx, X[b].x, cur * X[b].m));
       }
     }
+    if (summed) CIS_TRY(block_product(&gm, cur, TA, BA, sym, out->dm2));
     if (out->dm2aa) CIS_TRY(block_product(&gm, cur, TA, BA, sym, out->dm2aa));
     if (out->dm2bb) CIS_TRY(block_product(&gm, cur, TB, BB, sym, out->dm2bb));
     if (out->dm2ab) CIS_TRY(block_product(&gm, cur, TB, BA, 0, out->dm2ab));
     if (out->dm2ba && !out->dm2ab) CIS_TRY(block_product(&gm, cur, TA, BB, 0, out->dm2ba));
+  }
+  if (summed) {
+    for (int64_t t = 0; t < n2; t++) e1[t] += e1[n2 + t];
+    memset(e1 + n2, 0, sizeof(double) * (size_t)n2);
+    finish_same_spin(norb, e1, sym, out->dm2);
   }
   if (out->dm2aa) finish_same_spin(norb, e1, sym, out->dm2aa);
   if (out->dm2bb) finish_same_spin(norb, e1 + n2, sym, out->dm2bb);
@@ -380,28 +392,46 @@ cis_err cis_rdm12s(const cis_space *s, cis_backend *be, const double *bra, const
                    cis_rdm_out *out) {
   cis_err err = CIS_OK;
   int norb = s->norb;
-  int64_t n2 = (int64_t)norb * norb;
+  int64_t n2 = (int64_t)norb * norb, n4 = n2 * n2;
   CIS_CHECK(norb < 32768, CIS_ERR_INPUT, "density matrices: %d orbitals (at most 32767)", norb);
   CIS_CLEANUP_FUNCTION;
   rdm_rows R;
   double *e1 = NULL; /* <bra|E^A_pq|ket>, <bra|E^B_pq|ket> */
-  int two = out->dm2aa || out->dm2ab || out->dm2ba || out->dm2bb;
+  double *tmp[4] = {NULL, NULL, NULL, NULL};
+  cis_rdm_out o = *out;
+  double **d2[4] = {&o.dm2aa, &o.dm2ab, &o.dm2ba, &o.dm2bb};
+  int resolved = o.dm2aa || o.dm2ab || o.dm2ba || o.dm2bb, two = resolved || o.dm2;
+  /* the spin sum and some spin blocks: every block, then their sum */
+  for (int b = 0; b < 4 && o.dm2 && resolved; b++)
+    if (!*d2[b]) {
+      CIS_TRY(cis_space_check_room(s, (double)n4 * 8.0, "a spin block of the two-particle "
+                                   "density matrix", "norb^4 doubles"));
+      CIS_TRY(cis_malloc(&tmp[b], (size_t)n4, sizeof(double), "two-particle spin block"));
+      *d2[b] = tmp[b];
+    }
   memset(&R, 0, sizeof R);
-  double *d2[4] = {out->dm2aa, out->dm2ab, out->dm2ba, out->dm2bb};
   for (int b = 0; b < 4; b++)
-    if (d2[b]) memset(d2[b], 0, sizeof(double) * (size_t)(n2 * n2));
+    if (*d2[b]) memset(*d2[b], 0, sizeof(double) * (size_t)n4);
+  if (o.dm2) memset(o.dm2, 0, sizeof(double) * (size_t)n4);
   CIS_TRY(cis_calloc(&e1, (size_t)(2 * n2), sizeof *e1, "one-particle density matrices"));
   CIS_TRY(cis_rdm_rows_build(s, two, &R));
   if (two)
-    CIS_TRY(two_particle(&R, be, bra, ket, e1, out));
+    CIS_TRY(two_particle(&R, be, bra, ket, o.dm2 && !resolved, e1, &o));
   else
     CIS_TRY(rows_walk(&R, 0, R.nk, ket, bra, NULL, NULL, NULL, NULL, e1));
-  double *d1[2] = {out->dm1a, out->dm1b};
-  for (int spin = 0; spin < 2; spin++) /* PySCF's dm1[p,q] = <bra|E_qp|ket> */
+  if (o.dm2 && resolved)
+#pragma omp parallel for schedule(static) if (n4 > SMALL * SMALL)
+    for (int64_t t = 0; t < n4; t++) o.dm2[t] = o.dm2aa[t] + o.dm2ab[t] + o.dm2ba[t] + o.dm2bb[t];
+  double *d1[3] = {o.dm1a, o.dm1b, o.dm1};
+  for (int spin = 0; spin < 3; spin++) /* PySCF's dm1[p,q] = <bra|E_qp|ket> */
     if (d1[spin])
       for (int p = 0; p < norb; p++)
-        for (int q = 0; q < norb; q++) d1[spin][p * norb + q] = e1[spin * n2 + q * norb + p];
+        for (int q = 0; q < norb; q++) {
+          int64_t t = q * norb + p;
+          d1[spin][p * norb + q] = spin < 2 ? e1[spin * n2 + t] : e1[t] + e1[n2 + t];
+        }
 cleanup:
+  for (int b = 0; b < 4; b++) cis_free(&tmp[b]);
   cis_rdm_rows_free(&R);
   cis_free(&e1);
   return err;

@@ -19,7 +19,8 @@
  * FCI; its single-excitation closure otherwise, found here),
  *   <bra|E_pq E_rs|ket> = sum_K <bra|E_pq|K> <K|E_rs|ket>,
  *   a+_p a+_r a_s a_q = E_pq E_rs - delta_qr E_ps (same spin),  = E^A_pq E^B_rs (opposite),
- * so each spin block is a product of two (K x norb^2) intermediates, formed a block of rows of
+ * so each spin block is a product of two (K x norb^2) intermediates (the spin sum, asked alone,
+ * one product of the intermediates of E_pq = E^A_pq + E^B_pq), formed a block of rows of
  * K at a time: where the backend is a GPU's (a CUDA build), filled on the GPU (at most
  * CIS_RDM_DEVICE_BLOCK_BYTES of them; hamiltonian/rdm_cuda.h) and multiplied there with cuBLAS;
  * otherwise filled on the host with OpenMP (at most CIS_RDM_BLOCK_BYTES) and multiplied with the
@@ -36,6 +37,8 @@
 typedef struct {
   double *dm1a, *dm1b;                   /* norb^2 each, NULL = not wanted */
   double *dm2aa, *dm2ab, *dm2ba, *dm2bb; /* norb^4 each, NULL = not wanted */
+  double *dm1, *dm2; /* the spin sums dm1a + dm1b, dm2aa + dm2ab + dm2ba + dm2bb (PySCF's
+                      * make_rdm12), NULL = not wanted */
 } cis_rdm_out;
 
 /* The memory one block of intermediates may take: filled on the host (as much again on a

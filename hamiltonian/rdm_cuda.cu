@@ -34,7 +34,8 @@ __device__ __forceinline__ int64_t rlookup(const rdm_view &g, int64_t ia, int32_
   return cis_dev_space_lookup(g.aptr, g.amaj_ib, g.amaj_det, g.nb, ia, ib);
 }
 
-/* rdm.c row_terms for row k0 + r, without the one-particle sums (a product of the block). */
+/* rdm.c row_terms for row k0 + r, without the one-particle sums (a product of the block); XA ==
+ * XB sums the spins. */
 __global__ void fill_kernel(rdm_view g, int64_t k0, int64_t cur, const double *v, double *XA,
                             double *XB, const double *w, double *w_rows) {
   int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -57,22 +58,22 @@ __global__ void fill_kernel(rdm_view g, int64_t k0, int64_t cur, const double *v
     double vk = v[K];
     for (int wd = 0; wd < g.nw; wd++) {
       for (uint64_t bits = g.abits[ka * g.nw + wd]; bits; bits &= bits - 1)
-        XA[(int64_t)(64 * wd + __ffsll((long long)bits) - 1) * (norb + 1) * cur + r] = vk;
+        XA[(int64_t)(64 * wd + __ffsll((long long)bits) - 1) * (norb + 1) * cur + r] += vk;
       for (uint64_t bits = g.bbits[(int64_t)kb * g.nw + wd]; bits; bits &= bits - 1)
-        XB[(int64_t)(64 * wd + __ffsll((long long)bits) - 1) * (norb + 1) * cur + r] = vk;
+        XB[(int64_t)(64 * wd + __ffsll((long long)bits) - 1) * (norb + 1) * cur + r] += vk;
     }
   }
   if (jb0 >= 0) /* E^A_pq, p = i emptied from K towards J, q = a */
     for (int64_t t = g.la_ptr[ka]; t < g.la_ptr[ka + 1]; t++) {
       rdm_sx x = g.la[t];
       int64_t J = rlookup(g, x.tgt, (int32_t)jb0);
-      if (J >= 0) XA[((int64_t)x.i * norb + x.a) * cur + r] = x.sign * v[J];
+      if (J >= 0) XA[((int64_t)x.i * norb + x.a) * cur + r] += x.sign * v[J];
     }
   if (ja0 >= 0) /* E^B_pq: passes the alpha string with even parity */
     for (int64_t t = g.lb_ptr[kb]; t < g.lb_ptr[kb + 1]; t++) {
       rdm_sx y = g.lb[t];
       int64_t J = rlookup(g, ja0, y.tgt);
-      if (J >= 0) XB[((int64_t)y.i * norb + y.a) * cur + r] = y.sign * v[J];
+      if (J >= 0) XB[((int64_t)y.i * norb + y.a) * cur + r] += y.sign * v[J];
     }
 }
 
@@ -149,7 +150,7 @@ extern "C" cis_err cis_rdm_cuda_fill(const cis_rdm_cuda *d, int64_t k0, int64_t 
   if (cur <= 0) return CIS_OK;
   size_t bytes = sizeof(double) * (size_t)cur * (size_t)d->g.norb * (size_t)d->g.norb;
   CIS_CUDA(cudaMemsetAsync(XA, 0, bytes, d->stream));
-  CIS_CUDA(cudaMemsetAsync(XB, 0, bytes, d->stream));
+  if (XB != XA) CIS_CUDA(cudaMemsetAsync(XB, 0, bytes, d->stream));
   const int threads = 128;
   unsigned blocks = (unsigned)((cur + threads - 1) / threads);
   fill_kernel<<<blocks, threads, 0, d->stream>>>(d->g, k0, cur, v, XA, XB, w, w_rows);

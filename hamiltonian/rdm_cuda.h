@@ -30,7 +30,7 @@ void cis_rdm_cuda_destroy(cis_rdm_cuda **d);
 
 /* Rows [k0, k0 + cur) of the intermediates of v (the space's ndet values, on the device):
  * XA[pq * cur + r] = <K_r|E^A_pq|v>, XB likewise, every one of the norb^2 columns written (zero
- * where no term reaches). With w_rows: w_rows[r] = w[K_r], the other vector's value at row r
+ * where no term reaches); XA == XB: their sum <K_r|E_pq|v>. With w_rows: w_rows[r] = w[K_r], the other vector's value at row r
  * (0 where K_r is outside the space), so that <w|E_pq|v> over the block is a product. Device
  * arrays, ordered on the backend's stream. */
 cis_err cis_rdm_cuda_fill(const cis_rdm_cuda *d, int64_t k0, int64_t cur, const double *v,

@@ -532,6 +532,7 @@ cis_err cis_space_set_integrals(cis_space *s, const cis_integrals *ints, int nth
   CIS_CALL(cis_malloc(&hd, (size_t)s->ndet, sizeof *hd, "diagonal energies"));
   cis_err err = diag_alpha_major(s, ints, hd, nthreads_of(nthreads));
   if (err == CIS_OK)
+#pragma omp parallel for schedule(static) num_threads(nthreads_of(nthreads)) if (s->ndet > 65536)
     for (int64_t k = 0; k < s->ndet; k++) s->hdiag[s->amaj_det[k]] = hd[k];
   cis_free(&hd);
   CIS_CALL(err);

@@ -140,6 +140,18 @@ CISOLVE_API int cisolve_s2(const cisolve *c, double *s2);
 CISOLVE_API int cisolve_iterations(const cisolve *c, int *iterations, int64_t *matvecs);
 CISOLVE_API const char *cisolve_backend(const cisolve *c);
 
+/* Where the last solve's time went, in seconds (wall clock), CISOLVE_NTIMINGS values in the
+ * order of the enum: building the space (0 when it was kept), the Hamiltonian (its diagonal,
+ * Reference block and row tables; the stored matrix when one is built), starting the backend,
+ * the operator (uploads), the Reference block's states and the guess, the solver (its products
+ * and orthogonalisation also apart), the check for lower states, the results, and the whole. */
+enum {
+  CISOLVE_T_SPACE, CISOLVE_T_HAMILTONIAN, CISOLVE_T_BACKEND, CISOLVE_T_OPERATOR, CISOLVE_T_STATES,
+  CISOLVE_T_SOLVER, CISOLVE_T_PRODUCTS, CISOLVE_T_ORTHO, CISOLVE_T_CHECK, CISOLVE_T_RESULTS,
+  CISOLVE_T_TOTAL, CISOLVE_NTIMINGS
+};
+CISOLVE_API int cisolve_timings(const cisolve *c, double *t);
+
 /* The determinants of the space (built by cisolve_build_space or a solve): alpha and beta
  * strings, ndet x nwords each, row i = determinant i in our order. */
 CISOLVE_API int cisolve_dets(const cisolve *c, uint64_t *alpha, uint64_t *beta);
@@ -160,6 +172,12 @@ CISOLVE_API int cisolve_det_addresses(const cisolve *c, int32_t *ia, int32_t *ib
 CISOLVE_API int cisolve_rdm12s(const cisolve *c, const double *bra, const double *ket,
                                double *dm1a, double *dm1b, double *dm2aa, double *dm2ab,
                                double *dm2ba, double *dm2bb);
+
+/* Their spin sums, dm1 = dm1a + dm1b and dm2 = dm2aa + dm2ab + dm2ba + dm2bb (PySCF's
+ * fci.direct_spin1.trans_rdm12 / make_rdm12 with reorder), either may be NULL. dm2 costs one
+ * product of intermediates where the spin blocks cost three. */
+CISOLVE_API int cisolve_rdm12(const cisolve *c, const double *bra, const double *ket, double *dm1,
+                              double *dm2);
 
 /* The message of the last failure on the calling thread ("" when none). Valid until the next
  * call on this thread. */

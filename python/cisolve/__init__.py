@@ -76,10 +76,12 @@ def _load():
         "cisolve_s2": (i, [p, dp]),
         "cisolve_iterations": (i, [p, ctypes.POINTER(i), ctypes.POINTER(i64)]),
         "cisolve_backend": (ctypes.c_char_p, [p]),
+        "cisolve_timings": (i, [p, dp]),
         "cisolve_dets": (i, [p, up, up]),
         "cisolve_det_addresses": (i, [p, i32p, i32p]),
         "cisolve_set_orbsym": (i, [p, p]),
         "cisolve_rdm12s": (i, [p, dp, dp] + [p] * 6),
+        "cisolve_rdm12": (i, [p, dp, dp, p, p]),
         "cisolve_last_error": (ctypes.c_char_p, []),
         "cisolve_destroy": (None, [ctypes.POINTER(p)]),
         "cisolve_version": (ctypes.c_char_p, []),
@@ -253,16 +255,33 @@ class Solver:
             warnings.warn("cisolve: " + msg, RuntimeWarning, stacklevel=2)
         return Result(self)
 
+    def _rdm_vectors(self, bra, ket, what):
+        n = self.ndet
+        bra = np.ascontiguousarray(bra, dtype=np.float64).ravel()
+        ket = bra if ket is bra else np.ascontiguousarray(ket, dtype=np.float64).ravel()
+        if bra.size != n or ket.size != n:
+            raise Error("%s: bra and ket need %d values each (got %d and %d)"
+                        % (what, n, bra.size, ket.size))
+        return bra, ket
+
+    def rdm12(self, bra, ket, two=True):
+        """(dm1, dm2): the spin sums of rdm12s's matrices (PySCF's fci.direct_spin1.trans_rdm12
+        / make_rdm12), dm2 from one product of intermediates where rdm12s's take three;
+        two=False: dm1 alone, and None."""
+        bra, ket = self._rdm_vectors(bra, ket, "rdm12")
+        norb = self.norb
+        d1 = np.zeros((norb, norb))
+        d2 = np.zeros((norb,) * 4) if two else None
+        ptrs = [None if m is None else m.ctypes.data_as(ctypes.c_void_p) for m in (d1, d2)]
+        _check(_load().cisolve_rdm12(self._h, bra, ket, *ptrs))
+        return d1, d2
+
     def rdm12s(self, bra, ket, two=True):
         """((dm1a, dm1b), (dm2aa, dm2ab, dm2ba, dm2bb)) of <bra| ... |ket> (vectors of the
         space in our order), PySCF's conventions (fci.direct_spin1.trans_rdm12s); two=False:
         the one-particle matrices alone, and None for the others."""
-        n, norb = self.ndet, self.norb
-        bra = np.ascontiguousarray(bra, dtype=np.float64).ravel()
-        ket = np.ascontiguousarray(ket, dtype=np.float64).ravel()
-        if bra.size != n or ket.size != n:
-            raise Error("rdm12s: bra and ket need %d values each (got %d and %d)"
-                        % (n, bra.size, ket.size))
+        bra, ket = self._rdm_vectors(bra, ket, "rdm12s")
+        norb = self.norb
         d1 = [np.zeros((norb, norb)) for _ in range(2)]
         d2 = [np.zeros((norb,) * 4) for _ in range(4)] if two else [None] * 4
         ptrs = [None if m is None else m.ctypes.data_as(ctypes.c_void_p) for m in d1 + d2]
@@ -270,10 +289,16 @@ class Solver:
         return tuple(d1), tuple(d2)
 
 
+# The steps of a solve whose seconds Result.timings gives (include/cisolve.h, cisolve_timings).
+TIMINGS = ("space", "hamiltonian", "backend", "operator", "states", "solver", "products",
+           "orthogonalisation", "check", "results", "total")
+
+
 class Result:
     """What a solve found: energies (nroots, with ecore), vectors (ndet, nroots, our order),
     alpha / beta (ndet, nwords) uint64 strings, s2 (<S^2>, nroots), converged (nroots bools),
-    iterations, matvecs, backend (what it ran on)."""
+    iterations, matvecs, backend (what it ran on), timings (seconds the solve's steps took:
+    TIMINGS names them, as cisolve_timings does)."""
 
     def __init__(self, solver):
         lib, h = _load(), solver._h
@@ -294,6 +319,9 @@ class Result:
         _check(lib.cisolve_iterations(h, ctypes.byref(it), ctypes.byref(mv)))
         self.iterations, self.matvecs = it.value, mv.value
         self.backend = lib.cisolve_backend(h).decode()
+        t = np.zeros(len(TIMINGS))
+        _check(lib.cisolve_timings(h, t))
+        self.timings = dict(zip(TIMINGS, t.tolist()))
         self._dets = None
 
     @property

@@ -13,8 +13,10 @@ matrix are computed by cisolve (on its GPU where one is present); PySCF only sup
 integrals. mcscf.state_average_ and mcscf.state_specific_ wrap it as they wrap PySCF's own
 solvers. docs/python.md has the options and an example.
 """
+import os
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from pyscf import ao2mo, lib
@@ -27,6 +29,26 @@ import cisolve as _cis
 
 def _unpack_nelec(nelec, spin):
     return fci_addons._unpack_nelec(nelec, spin)
+
+
+_POOL = None
+
+
+def _take(src, idx):
+    """src[idx] (1-d), gathered on the host's threads: a CI vector's permutation takes one
+    thread tens of milliseconds at 10^7 determinants, every kernel and density-matrix call."""
+    global _POOL
+    out = np.empty(idx.size)
+    parts = min(len(os.sched_getaffinity(0)), idx.size >> 16)
+    if parts < 2:
+        return np.take(src, idx, out=out, mode="clip")
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(len(os.sched_getaffinity(0)))
+    cut = np.linspace(0, idx.size, parts + 1).astype(np.int64)
+    # np.take releases the GIL: the parts run at once
+    list(_POOL.map(lambda j: np.take(src, idx[cut[j]:cut[j + 1]], out=out[cut[j]:cut[j + 1]],
+                                     mode="clip"), range(parts)))
+    return out
 
 
 class _Layout:
@@ -49,9 +71,15 @@ class _Layout:
             a, b = sol.dets()
             ia = cistring.strs2addr(norb, na, a[:, 0].astype(np.int64))
             ib = cistring.strs2addr(norb, nb, b[:, 0].astype(np.int64))
-        self.flat = ia.astype(np.int64) * self.shape[1] + ib
+        self.flat = ia.astype(np.intp) * self.shape[1] + ib
+        self.inv = None  # FCI: the inverse permutation, PySCF's order from ours
+        if n == self.shape[0] * self.shape[1]:
+            self.inv = np.empty(n, dtype=np.intp)
+            self.inv[self.flat] = np.arange(n)
 
     def to_pyscf(self, x):
+        if self.inv is not None:
+            return _take(np.asarray(x, dtype=float), self.inv).reshape(self.shape)
         c = np.zeros(self.shape[0] * self.shape[1])
         c[self.flat] = x
         return c.reshape(self.shape)
@@ -62,7 +90,7 @@ class _Layout:
             raise ValueError("cisolve.pyscf: a CI vector of %d elements; FCI of (%d, %d) "
                              "electrons in %d orbitals has %d x %d"
                              % (c.size, self.na, self.nb, self.norb, *self.shape))
-        return c.reshape(-1)[self.flat]
+        return _take(c.reshape(-1), self.flat)
 
 
 # PySCF's irrep ids of D2h and its subgroups in Molpro's numbering (pyscf.tools.fcidump's table,
@@ -144,6 +172,7 @@ class FCISolver(lib.StreamObject):
         self.orbsym = None
         self.converged = False
         self.iterations = self.matvecs = 0  # of the last kernel call
+        self.timings = {}  # of the last kernel call: Result.timings
         self.solvers_built = 0  # spaces built: one for a whole CASSCF (later calls reuse it)
         self.eci = None
         self.ci = None
@@ -277,6 +306,7 @@ class FCISolver(lib.StreamObject):
         civecs = [lay.to_pyscf(r.vectors[:, j]) for j in range(r.nroots)]
         self.converged = bool(np.all(r.converged)) if nroots > 1 else bool(r.converged[0])
         self.iterations, self.matvecs = r.iterations, r.matvecs
+        self.timings = r.timings
         e = np.asarray(r.energies, dtype=float)
         log.timer("cisolve FCI (%d determinants, %d roots, %s)" % (r.ndet, r.nroots,
                                                                    r.backend), *t0)
@@ -303,12 +333,13 @@ class FCISolver(lib.StreamObject):
                                  kwargs.get("verbose"), False)
 
     # ---- density matrices (computed by cisolve) -------------------------------------------
-    def _rdms(self, bra, ket, norb, nelec, two):
+    def _rdms(self, bra, ket, norb, nelec, two, summed=False):
+        """rdm12s's matrices of bra and ket, or (summed) rdm12's spin sums."""
         na, nb = _unpack_nelec(nelec, self.spin)
         sol, lay = self._layout(norb, na, nb)[:2]
         b = lay.to_ours(bra)
         k = b if ket is bra else lay.to_ours(ket)
-        return sol.rdm12s(b, k, two=two)
+        return (sol.rdm12 if summed else sol.rdm12s)(b, k, two=two)
 
     # Each public method calls FCISolver's own helpers, never another public method through
     # self: mcscf.state_average_ and state_specific_ subclass the solver and redefine those.
@@ -317,16 +348,14 @@ class FCISolver(lib.StreamObject):
         return a, b
 
     def trans_rdm1(self, cibra, ciket, norb, nelec, link_index=None):
-        (a, b), _ = self._rdms(cibra, ciket, norb, nelec, False)
-        return a + b
+        return self._rdms(cibra, ciket, norb, nelec, False, True)[0]
 
     def make_rdm1s(self, civec, norb, nelec, link_index=None):
         (a, b), _ = self._rdms(civec, civec, norb, nelec, False)
         return a, b
 
     def make_rdm1(self, civec, norb, nelec, link_index=None):
-        (a, b), _ = self._rdms(civec, civec, norb, nelec, False)
-        return a + b
+        return self._rdms(civec, civec, norb, nelec, False, True)[0]
 
     def trans_rdm12s(self, cibra, ciket, norb, nelec, link_index=None, reorder=True):
         _check_reorder(reorder)
@@ -334,8 +363,7 @@ class FCISolver(lib.StreamObject):
 
     def trans_rdm12(self, cibra, ciket, norb, nelec, link_index=None, reorder=True):
         _check_reorder(reorder)
-        (a, b), (aa, ab, ba, bb) = self._rdms(cibra, ciket, norb, nelec, True)
-        return a + b, aa + ab + ba + bb
+        return self._rdms(cibra, ciket, norb, nelec, True, True)
 
     def make_rdm12s(self, civec, norb, nelec, link_index=None, reorder=True):
         _check_reorder(reorder)
@@ -344,8 +372,7 @@ class FCISolver(lib.StreamObject):
 
     def make_rdm12(self, civec, norb, nelec, link_index=None, reorder=True):
         _check_reorder(reorder)
-        (a, b), (aa, ab, ba, bb) = self._rdms(civec, civec, norb, nelec, True)
-        return a + b, aa + ab + ba + bb
+        return self._rdms(civec, civec, norb, nelec, True, True)
 
     def make_rdm2(self, civec, norb, nelec, link_index=None, reorder=True):
         return FCISolver.make_rdm12(self, civec, norb, nelec, reorder=reorder)[1]

@@ -3,7 +3,8 @@
  * space its own closure), CISD (3,3) in 10 orbitals (the single-excitation closure), FCI (1,1)
  * in 65 orbitals (two words a string) and (3,1) in 12; seeded random vectors, bra == ket and
  * bra != ket, with the automatic block of rows, blocks of 333 rows (the last one short) and of 5
- * rows (the host's columns compacted). Every element of every block within 1e-10. --small: the
+ * rows (the host's columns compacted). Every element of every block, and of the spin sums dm1 and
+ * dm2 (one product of the summed intermediates), within 1e-10. --small: the
  * first two cases (compute-sanitizer).
  * Exit 77 (skipped) when no CUDA device is usable.
  */
@@ -40,7 +41,7 @@ static void compute(const cis_space *s, cis_backend *be, const double *bra, cons
                     double **m) {
   int64_t n2 = (int64_t)cis_space_norb(s) * cis_space_norb(s);
   for (int b = 0; b < 6; b++) m[b] = calloc((size_t)(b < 2 ? n2 : n2 * n2), sizeof(double));
-  cis_rdm_out o = {m[0], m[1], m[2], m[3], m[4], m[5]};
+  cis_rdm_out o = {m[0], m[1], m[2], m[3], m[4], m[5], NULL, NULL};
   die(cis_rdm12s(s, be, bra, ket, &o));
 }
 
@@ -71,6 +72,23 @@ static void run(const char *tag, int norb, int na, int nb, cis_space_kind kind, 
       cis_rdm_set_block_rows(rows[r]);
       compute(s, NULL, t ? bra : ket, ket, h);
       compute(s, be, t ? bra : ket, ket, d);
+      { /* the spin sums, asked alone: one product of the summed intermediates */
+        int64_t n4 = n2 * n2;
+        double *d1 = calloc((size_t)n2, sizeof(double)), *d2 = calloc((size_t)n4, sizeof(double));
+        cis_rdm_out o = {.dm1 = d1, .dm2 = d2};
+        die(cis_rdm12s(s, be, t ? bra : ket, ket, &o));
+        double e1 = 0.0, e2 = 0.0;
+        for (int64_t i = 0; i < n2; i++) e1 = fmax(e1, fabs(h[0][i] + h[1][i] - d1[i]));
+        for (int64_t i = 0; i < n4; i++)
+          e2 = fmax(e2, fabs(h[2][i] + h[3][i] + h[4][i] + h[5][i] - d2[i]));
+        if (!(e1 <= TOL && e2 <= TOL)) {
+          fprintf(stderr, "FAIL %s %s, block rows %lld: spin sums GPU against host: dm1 %.3e, "
+                  "dm2 %.3e\n", tag, t ? "bra|ket" : "ket|ket", (long long)rows[r], e1, e2);
+          g_fail = 1;
+        }
+        free(d1);
+        free(d2);
+      }
       for (int b = 0; b < 6; b++) {
         double e = 0.0;
         for (int64_t i = 0; i < (b < 2 ? n2 : n2 * n2); i++) e = fmax(e, fabs(h[b][i] - d[b][i]));

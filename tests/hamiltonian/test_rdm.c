@@ -237,7 +237,7 @@ static void set_free(rdm_set *r) {
 }
 
 static cis_rdm_out as_out(rdm_set *r) {
-  return (cis_rdm_out){r->m[0], r->m[1], r->m[2], r->m[3], r->m[4], r->m[5]};
+  return (cis_rdm_out){r->m[0], r->m[1], r->m[2], r->m[3], r->m[4], r->m[5], NULL, NULL};
 }
 
 /* cis_rdm12s of the blocks in mask into r. */
@@ -273,10 +273,46 @@ static void check_traces(const char *tag, int norb, int na, int nb, const rdm_se
   check(what, fabs(t2 - (double)N * (N - 1)));
 }
 
+/* The spin sums dm1 and dm2 of the same pair, asked alone (one product of the summed
+ * intermediates) or with dm2aa (every block, then their sum), on the host or through backend
+ * be's gemm_tn (NULL: the host), against the sums of full's blocks. */
+static void check_sums(const char *tag, const cis_space *s, cis_backend *be, const double *bra,
+                       const double *ket, const rdm_set *full) {
+  char what[200];
+  int norb = cis_space_norb(s);
+  int64_t n2 = (int64_t)norb * norb, n4 = n2 * n2;
+  double *dm1 = calloc((size_t)n2, sizeof(double)), *dm2 = calloc((size_t)n4, sizeof(double));
+  double *aa = calloc((size_t)n4, sizeof(double)), *s1 = malloc(sizeof(double) * (size_t)n2);
+  double *s2 = malloc(sizeof(double) * (size_t)n4);
+  for (int64_t t = 0; t < n2; t++) s1[t] = full->m[0][t] + full->m[1][t];
+  for (int64_t t = 0; t < n4; t++)
+    s2[t] = full->m[2][t] + full->m[3][t] + full->m[4][t] + full->m[5][t];
+  for (int with_aa = 0; with_aa < 2; with_aa++) {
+    cis_rdm_out o = {.dm1 = dm1, .dm2 = dm2, .dm2aa = with_aa ? aa : NULL};
+    die(cis_rdm12s(s, be, bra, ket, &o));
+    const char *how = with_aa ? "with dm2aa" : "alone";
+    const char *on = be ? "through a backend's gemm_tn" : "on the host";
+    snprintf(what, sizeof what, "%s: dm1 = dm1a + dm1b, %s, %s", tag, how, on);
+    check(what, maxdiff(dm1, s1, n2));
+    snprintf(what, sizeof what, "%s: dm2 = the sum of the spin blocks, %s, %s", tag, how, on);
+    check(what, maxdiff(dm2, s2, n4));
+    if (with_aa) {
+      snprintf(what, sizeof what, "%s: dm2aa asked with dm2, %s", tag, on);
+      check(what, maxdiff(aa, full->m[2], n4));
+    }
+  }
+  free(dm1);
+  free(dm2);
+  free(aa);
+  free(s1);
+  free(s2);
+}
+
 /* The same pair with the other code paths: one-particle matrices alone, dm2ba without dm2ab,
  * blocks of 5 rows, and the path of a device backend (its intermediates copied to the
  * backend's vectors, each product by its gemm_tn and scattered into the matrices) taken by the
- * CPU backend posing as one, with the automatic blocks and blocks of 5 rows. */
+ * CPU backend posing as one, with the automatic blocks and blocks of 5 rows; the spin sums on
+ * each of these paths. */
 static void check_paths(const char *tag, const cis_space *s, const double *bra,
                         const double *ket, const rdm_set *full) {
   char what[160];
@@ -296,9 +332,11 @@ static void check_paths(const char *tag, const cis_space *s, const double *bra,
   cis_backend *be = NULL;
   die(cis_backend_create_cpu(cis_space_ndet(s), 0, &be));
   be->is_device = 1;
+  check_sums(tag, s, NULL, bra, ket, full);
   for (int v = 0; v < 3; v++) {
     cis_rdm_set_block_rows(v == 1 ? 0 : 5);
     compute_on(s, v ? be : NULL, bra, ket, 0x3f, &r);
+    if (v != 1) check_sums(tag, s, v ? be : NULL, bra, ket, full);
     cis_rdm_set_block_rows(0);
     for (int b = 0; b < 6; b++) {
       snprintf(what, sizeof what, "%s: %s %s", tag, k_names[b],

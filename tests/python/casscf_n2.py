@@ -89,7 +89,9 @@ def rdm_checks(mol, mf, ncas, nelecas):
     ref = fci.direct_spin1
     tag = "N2 CAS(%s,%d)" % (nelecas, ncas)
     for name, got, want in [
+        ("make_rdm1", s.make_rdm1(c1, ncas, ne), ref.make_rdm1(c1, ncas, ne)),
         ("make_rdm1s", s.make_rdm1s(c0, ncas, ne), ref.make_rdm1s(c0, ncas, ne)),
+        ("trans_rdm1", s.trans_rdm1(c1, c0, ncas, ne), ref.trans_rdm1(c1, c0, ncas, ne)),
         ("make_rdm12", s.make_rdm12(c0, ncas, ne), ref.make_rdm12(c0, ncas, ne)),
         ("make_rdm12s", s.make_rdm12s(c1, ncas, ne), ref.make_rdm12s(c1, ncas, ne)),
         ("trans_rdm1s", s.trans_rdm1s(c0, c1, ncas, ne), ref.trans_rdm1s(c0, c1, ncas, ne)),

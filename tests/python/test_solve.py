@@ -236,6 +236,18 @@ def main():
     err = max(np.abs(a - b).max() for a, b in zip((d1a, d1b, d2aa, d2ab, d2ba, d2bb),
                                                   (p1a, p1b, p2aa, p2ab, p2ba, p2bb)))
     check(err < 1e-10, "rdm12s differs from PySCF's by %.2e" % err)
+    (d1, d2) = r4._solver.rdm12(r4.vectors[:, 0], r4.vectors[:, 1])
+    p1, p2 = fci.direct_spin1.trans_rdm12(ca[0], ca[1], norb, nelec, reorder=True)
+    err = max(np.abs(d1 - p1).max(), np.abs(d2 - p2).max())
+    check(err < 1e-10, "rdm12 (the spin sums) differs from PySCF's trans_rdm12 by %.2e" % err)
+
+    # where a solve's time went: every step, none negative, the parts within the whole
+    t = r4.timings
+    check(list(t) == list(cisolve.TIMINGS) and min(t.values()) >= 0 and
+          t["products"] + t["orthogonalisation"] <= t["solver"] <= t["total"] and
+          sum(t[k] for k in ("space", "hamiltonian", "backend", "operator", "states", "solver",
+                             "check", "results")) <= t["total"] * (1 + 1e-9) and t["total"] > 0,
+          "timings %s" % t)
 
     if failures:
         print("%d check(s) failed" % len(failures))
