@@ -453,7 +453,7 @@ int cisolve_s2(const cisolve *c, double *s2) {
   }
   cis_options o = run_options(c);
   int before = threads_enter(&o);
-  err = cis_space_s2(c->pl.space, c->pl.res.nroots, c->pl.res.evecs, s2);
+  err = cis_rdm_s2(c->pl.space, c->pl.be, c->pl.res.nroots, c->pl.res.evecs, s2);
   omp_set_num_threads(before);
   return finish(c, err);
 }

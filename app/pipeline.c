@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "kernels/comm.h"
 #include "hamiltonian/hmat_op.h"
+#include "hamiltonian/rdm.h"
 #include "spmv/hyb_op.h"
 
 void cis_pipeline_init(cis_pipeline *pl) { memset(pl, 0, sizeof *pl); }
@@ -264,7 +265,7 @@ cis_err cis_pipeline_solve(cis_pipeline *pl, const cis_options *o) {
 cis_err cis_pipeline_results(cis_pipeline *pl, const cis_options *o, int s2) {
   if (pl->space && (s2 || o->spin_set)) {
     CIS_CALL(cis_malloc(&pl->s2, (size_t)pl->res.nroots, sizeof *pl->s2, "<S^2> values"));
-    CIS_CALL(cis_space_s2(pl->space, pl->res.nroots, pl->res.evecs, pl->s2));
+    CIS_CALL(cis_rdm_s2(pl->space, pl->be, pl->res.nroots, pl->res.evecs, pl->s2));
   }
   CIS_CALL(cis_analysis_run(o, pl->h, pl->be, &pl->res, pl->s2, &pl->an, &pl->abuf));
   return CIS_OK;

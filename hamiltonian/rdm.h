@@ -56,6 +56,12 @@ typedef struct {
 cis_err cis_rdm12s(const cis_space *s, cis_backend *be, const double *bra, const double *ket,
                    cis_rdm_out *out);
 
+/* <S^2> of k vectors C (host, cis_space_ndet(s) x k in our order; 0 for a zero vector), as
+ * cis_space_s2 gives it: on be's GPU where be is a CUDA backend (S^2 = Sz(Sz+1) + N_beta -
+ * sum_pq dm2ab[p,q,q,p], the sum a dot product of the intermediates of E^A and E^B), else,
+ * or when the device has no room for a block of them, cis_space_s2 on the host. */
+cis_err cis_rdm_s2(const cis_space *s, cis_backend *be, int k, const double *C, double *s2);
+
 /* Natural orbitals of k spin-summed one-particle density matrices (k x norb x norb, symmetric):
  * occupations occ (k x norb), descending, and, when vec is not NULL, the orbitals (k x norb x
  * norb, row-major; column i of root j's matrix is the orbital of occupation occ[j][i] in the

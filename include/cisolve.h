@@ -130,7 +130,8 @@ CISOLVE_API int cisolve_nroots(const cisolve *c);
 
 /* Results of the last solve (else CISOLVE_ERR_INPUT): energies with ecore (nroots), whether
  * each root converged (nroots flags), the vectors (ndet x nroots, normalised), <S^2> (nroots;
- * computed by this call on the host, O(ndet) work, unless the solve had a spin penalty),
+ * computed by this call, on the solve's GPU where it ran on one, else on the host, unless
+ * the solve had a spin penalty),
  * the solver's iterations and single-vector products (either pointer may be NULL), the
  * backend it ran on (a description; "" before a solve). */
 CISOLVE_API int cisolve_energies(const cisolve *c, double *e);

@@ -326,7 +326,8 @@ class Result:
 
     @property
     def s2(self):
-        """<S^2> of each root (computed when first asked for: O(ndet) work on the host)."""
+        """<S^2> of each root (computed when first asked for, on the solve's GPU where it ran
+        on one)."""
         if self._s2 is None:
             s2 = np.zeros(self.nroots)
             _check(_load().cisolve_s2(self._solver._h, s2))

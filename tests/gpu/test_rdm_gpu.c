@@ -4,7 +4,8 @@
  * in 65 orbitals (two words a string) and (3,1) in 12; seeded random vectors, bra == ket and
  * bra != ket, with the automatic block of rows, blocks of 333 rows (the last one short) and of 5
  * rows (the host's columns compacted). Every element of every block, and of the spin sums dm1 and
- * dm2 (one product of the summed intermediates), within 1e-10. --small: the
+ * dm2 (one product of the summed intermediates), and <S^2> of the two vectors (cis_rdm_s2, the
+ * dot of their intermediates) against cis_space_s2, within 1e-10. --small: the
  * first two cases (compute-sanitizer).
  * Exit 77 (skipped) when no CUDA device is usable.
  */
@@ -102,7 +103,21 @@ static void run(const char *tag, int norb, int na, int nb, cis_space_kind kind, 
       }
     }
   cis_rdm_set_block_rows(0);
-  printf("%s: %lld determinants, GPU products matched the host's\n", tag, (long long)n);
+  { /* <S^2> of the two vectors from the dot of their intermediates, against the host's */
+    double *C = malloc(sizeof(double) * 2 * (size_t)n), h2[2], d2[2];
+    memcpy(C, ket, sizeof(double) * (size_t)n);
+    memcpy(C + n, bra, sizeof(double) * (size_t)n);
+    die(cis_space_s2(s, 2, C, h2));
+    die(cis_rdm_s2(s, be, 2, C, d2));
+    for (int j = 0; j < 2; j++)
+      if (!(fabs(h2[j] - d2[j]) <= TOL * fmax(1.0, fabs(h2[j])))) {
+        fprintf(stderr, "FAIL %s: <S^2> of vector %d on the GPU %.15g, host %.15g\n", tag, j,
+                d2[j], h2[j]);
+        g_fail = 1;
+      }
+    free(C);
+  }
+  printf("%s: %lld determinants, GPU products and <S^2> matched the host's\n", tag, (long long)n);
   cis_backend_destroy(&be);
   cis_space_destroy(&s);
   free(ket);
