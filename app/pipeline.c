@@ -113,6 +113,19 @@ static cis_err split_built(cis_pipeline *pl) {
   return cis_hmat_keep_rows(pl->h, pl->bounds[me], pl->bounds[me + 1], &pl->nnz_local);
 }
 
+/* Several ranks store their rows or all generate them, as rank 0 decided: --matrix-free auto
+ * weighs each rank's threads and GPU, which may differ between nodes. */
+static cis_err agree_matrix_free(cis_pipeline *pl, const cis_options *o) {
+  int mf = pl->dec.matrix_free;
+  CIS_CALL(cis_comm_bcast(&mf, (int64_t)sizeof mf, 0));
+  if (mf != pl->dec.matrix_free) {
+    cis_options forced = *o;
+    forced.matrix_free = mf ? CIS_MATRIX_FREE_ON : CIS_MATRIX_FREE_OFF;
+    cis_plan_decide(&forced, cis_space_ndet(pl->space), pl->space, &pl->dec);
+  }
+  return CIS_OK;
+}
+
 cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const cis_problem *p,
                                  cis_progress *progress) {
   cis_hmat_opts hopt;
@@ -121,6 +134,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     CIS_CALL(cis_pipeline_space(pl, o, p));
     /* the plan's decisions (app/plan.c says why), executed: the build's options and pool */
     cis_plan_decide(o, cis_space_ndet(pl->space), pl->space, &pl->dec);
+    if (cis_comm_size() > 1) CIS_CALL(agree_matrix_free(pl, o));
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;

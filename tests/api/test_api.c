@@ -179,6 +179,35 @@ int main(int argc, char **argv) {
   I.eri[5] = g0;
   CHECK(cisolve_nroots(c) == 2 && cisolve_energies(c, e) == 0 && fabs(e[0] - k_ref[0] - 1.0) < 1e-8,
         "a refused set_integrals changed the results: %d roots, E = %.12f", cisolve_nroots(c), e[0]);
+  { /* the spin sums of the transition density matrices <1| ... |0>, against the spin blocks */
+    int n1 = I.norb * I.norb, n2 = n1 * n1;
+    double *X = malloc(sizeof(double) * 2 * 441), *m = calloc((size_t)(8 * n2), sizeof(double));
+    double *d1 = m, *d2 = d1 + n1, *a1 = d2 + n2, *b1 = a1 + n1, *blk = b1 + n1;
+    CHECK(cisolve_vectors(c, X) == 0, "vectors: %s", cisolve_last_error());
+    CHECK(cisolve_rdm12(c, X + 441, X, d1, d2) == 0 &&
+              cisolve_rdm12s(c, X + 441, X, a1, b1, blk, blk + n2, blk + 2 * n2, blk + 3 * n2) == 0,
+          "rdm12 / rdm12s: %s", cisolve_last_error());
+    double err = 0.0;
+    for (int t = 0; t < n1; t++) err = fmax(err, fabs(d1[t] - a1[t] - b1[t]));
+    for (int t = 0; t < n2; t++)
+      err = fmax(err, fabs(d2[t] - blk[t] - blk[n2 + t] - blk[2 * n2 + t] - blk[3 * n2 + t]));
+    CHECK(err < 1e-12, "cisolve_rdm12 differs from the sums of cisolve_rdm12s by %.2e", err);
+    free(X);
+    free(m);
+  }
+  { /* where the last solve's time went */
+    double t[CISOLVE_NTIMINGS], parts = 0.0;
+    CHECK(cisolve_timings(c, t) == 0, "timings: %s", cisolve_last_error());
+    for (int i = 0; i < CISOLVE_NTIMINGS; i++) CHECK(t[i] >= 0.0, "timing %d = %g", i, t[i]);
+    for (int i = CISOLVE_T_SPACE; i <= CISOLVE_T_RESULTS; i++)
+      if (i != CISOLVE_T_PRODUCTS && i != CISOLVE_T_ORTHO) parts += t[i];
+    CHECK(t[CISOLVE_T_TOTAL] > 0.0 && parts <= t[CISOLVE_T_TOTAL] * (1 + 1e-9) &&
+              t[CISOLVE_T_PRODUCTS] <= t[CISOLVE_T_SOLVER],
+          "timings: steps %g s, products %g s of the solver's %g s, total %g s", parts,
+          t[CISOLVE_T_PRODUCTS], t[CISOLVE_T_SOLVER], t[CISOLVE_T_TOTAL]);
+    expect_refusal(cisolve_timings(c, NULL), CISOLVE_ERR_INPUT, "timings into NULL",
+                   "the output array is NULL");
+  }
   cisolve_destroy(&c);
 
   /* refusals: each leaves the handle as it was */
