@@ -155,7 +155,10 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   if (opt.matrix_free == CIS_MATRIX_FREE_ON && opt.export_matrix[0])
     CIS_FAIL(CIS_ERR_USAGE, "--export-matrix writes the stored matrix: --matrix-free stores none");
   if (opt.walltime > 0) cis_walltime_set(rep.t_start + opt.walltime);
-  if (opt.threads > 0) omp_set_num_threads(opt.threads);
+  if (opt.threads > 0) {
+    omp_set_num_threads(opt.threads);
+    cis_blas_cap_threads(opt.threads);
+  }
   CIS_TRY(cis_pipeline_resolve_problem(&opt, &prob, &target));
   CIS_TRY(cis_files_check_molden(&opt, &prob));
   /* Whether the restart checkpoint belongs to this problem, as far as it can be told before the

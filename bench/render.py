@@ -309,7 +309,7 @@ def render_mpi():
     body = [[r["device"], r["case"], r["ndet"], r["ranks"], r["start"], r["threads"],
              r["total_s"], r["build_s"], r["upload_s"], r["product_ms"], r["gather_ms"],
              r["energy"]] for r in rows]
-    out = table([("device", 0), ("case", 0), ("determinants", 1), ("GPUs", 1), ("run", 0),
+    out = table([("device", 0), ("case", 0), ("determinants", 1), ("ranks", 1), ("run", 0),
                  ("threads a rank", 1), ("to solution (s)", 1), ("build (s)", 1),
                  ("upload (s)", 1), ("product (ms)", 1), ("gather (ms)", 1),
                  ("energy (Eh)", 1)], body)

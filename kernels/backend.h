@@ -70,6 +70,10 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
  * once (exit handlers would wait for OpenBLAS's stuck threads). Without such a limit it does
  * nothing. */
 cis_err cis_blas_prepare(char **argv);
+/* OpenBLAS's threads at most n (never raised): its pool, the node's cores by default, would
+ * oversubscribe the cores that the ranks of a node share out (docs/parallel.md). For the program,
+ * whose process this is; the library leaves its caller's BLAS alone. */
+void cis_blas_cap_threads(int n);
 /* device < 0: first usable device. */
 cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **out);
 /* Whether be is a backend of cis_backend_create_cuda (0 without CUDA), whose device memory

@@ -1,4 +1,5 @@
-/* OpenBLAS under an address-space limit (see cis_blas_prepare in kernels/backend.h).
+/* OpenBLAS's threads: their count capped for the program (cis_blas_cap_threads), their work
+ * buffers under an address-space limit (cis_blas_prepare; both in kernels/backend.h).
  *
  * OpenBLAS (0.3, pthreads build) gives every thread that runs its kernels a work buffer of
  * 128 MiB of address space: each of its own threads takes one when the library is loaded, the
@@ -109,6 +110,10 @@ static void fit_blas_threads(const cis_host_mem *m, int nblas, int mapped, char 
   fflush(stderr);
   execv("/proc/self/exe", argv); /* returns only when it fails: go on as we are */
   unsetenv("OPENBLAS_NUM_THREADS");
+}
+
+void cis_blas_cap_threads(int n) {
+  if (n > 0 && openblas_get_num_threads() > n) openblas_set_num_threads(n);
 }
 
 cis_err cis_blas_prepare(char **argv) {
