@@ -401,8 +401,10 @@ cis_err cis_rdm12s(const cis_space *s, cis_backend *be, const double *bra, const
   cis_rdm_out o = *out;
   double **d2[4] = {&o.dm2aa, &o.dm2ab, &o.dm2ba, &o.dm2bb};
   int resolved = o.dm2aa || o.dm2ab || o.dm2ba || o.dm2bb, two = resolved || o.dm2;
-  /* the spin sum and some spin blocks: every block, then their sum */
-  for (int b = 0; b < 4 && o.dm2 && resolved; b++)
+  /* the spin sum alone comes from the summed intermediates, which give no spin-resolved dm1;
+   * with a spin block or dm1a, dm1b: every block, then their sum */
+  int summed = o.dm2 && !resolved && !o.dm1a && !o.dm1b, by_blocks = o.dm2 && !summed;
+  for (int b = 0; b < 4 && by_blocks; b++)
     if (!*d2[b]) {
       CIS_TRY(cis_space_check_room(s, (double)n4 * 8.0, "a spin block of the two-particle "
                                    "density matrix", "norb^4 doubles"));
@@ -416,10 +418,10 @@ cis_err cis_rdm12s(const cis_space *s, cis_backend *be, const double *bra, const
   CIS_TRY(cis_calloc(&e1, (size_t)(2 * n2), sizeof *e1, "one-particle density matrices"));
   CIS_TRY(cis_rdm_rows_build(s, two, &R));
   if (two)
-    CIS_TRY(two_particle(&R, be, bra, ket, o.dm2 && !resolved, e1, &o));
+    CIS_TRY(two_particle(&R, be, bra, ket, summed, e1, &o));
   else
     CIS_TRY(rows_walk(&R, 0, R.nk, ket, bra, NULL, NULL, NULL, NULL, e1));
-  if (o.dm2 && resolved)
+  if (by_blocks)
 #pragma omp parallel for schedule(static) if (n4 > SMALL * SMALL)
     for (int64_t t = 0; t < n4; t++) o.dm2[t] = o.dm2aa[t] + o.dm2ab[t] + o.dm2ba[t] + o.dm2bb[t];
   double *d1[3] = {o.dm1a, o.dm1b, o.dm1};

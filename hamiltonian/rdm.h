@@ -38,7 +38,8 @@ typedef struct {
   double *dm1a, *dm1b;                   /* norb^2 each, NULL = not wanted */
   double *dm2aa, *dm2ab, *dm2ba, *dm2bb; /* norb^4 each, NULL = not wanted */
   double *dm1, *dm2; /* the spin sums dm1a + dm1b, dm2aa + dm2ab + dm2ba + dm2bb (PySCF's
-                      * make_rdm12), NULL = not wanted */
+                      * make_rdm12), NULL = not wanted; dm2 with neither a spin block nor dm1a,
+                      * dm1b: one product of the summed intermediates, else the blocks' sum */
 } cis_rdm_out;
 
 /* The memory one block of intermediates may take: filled on the host (as much again on a

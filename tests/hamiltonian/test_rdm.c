@@ -274,8 +274,8 @@ static void check_traces(const char *tag, int norb, int na, int nb, const rdm_se
 }
 
 /* The spin sums dm1 and dm2 of the same pair, asked alone (one product of the summed
- * intermediates) or with dm2aa (every block, then their sum), on the host or through backend
- * be's gemm_tn (NULL: the host), against the sums of full's blocks. */
+ * intermediates), with dm2aa, or with dm1a and dm1b (every block, then their sum), on the host
+ * or through backend be's gemm_tn (NULL: the host), against the sums of full's blocks. */
 static void check_sums(const char *tag, const cis_space *s, cis_backend *be, const double *bra,
                        const double *ket, const rdm_set *full) {
   char what[200];
@@ -287,10 +287,13 @@ static void check_sums(const char *tag, const cis_space *s, cis_backend *be, con
   for (int64_t t = 0; t < n2; t++) s1[t] = full->m[0][t] + full->m[1][t];
   for (int64_t t = 0; t < n4; t++)
     s2[t] = full->m[2][t] + full->m[3][t] + full->m[4][t] + full->m[5][t];
-  for (int with_aa = 0; with_aa < 2; with_aa++) {
-    cis_rdm_out o = {.dm1 = dm1, .dm2 = dm2, .dm2aa = with_aa ? aa : NULL};
+  double *d1a = calloc((size_t)n2, sizeof(double)), *d1b = calloc((size_t)n2, sizeof(double));
+  for (int with = 0; with < 3; with++) {
+    int with_aa = with == 1;
+    cis_rdm_out o = {.dm1 = dm1, .dm2 = dm2, .dm2aa = with_aa ? aa : NULL,
+                     .dm1a = with == 2 ? d1a : NULL, .dm1b = with == 2 ? d1b : NULL};
     die(cis_rdm12s(s, be, bra, ket, &o));
-    const char *how = with_aa ? "with dm2aa" : "alone";
+    const char *how = with == 1 ? "with dm2aa" : with == 2 ? "with dm1a, dm1b" : "alone";
     const char *on = be ? "through a backend's gemm_tn" : "on the host";
     snprintf(what, sizeof what, "%s: dm1 = dm1a + dm1b, %s, %s", tag, how, on);
     check(what, maxdiff(dm1, s1, n2));
@@ -300,7 +303,13 @@ static void check_sums(const char *tag, const cis_space *s, cis_backend *be, con
       snprintf(what, sizeof what, "%s: dm2aa asked with dm2, %s", tag, on);
       check(what, maxdiff(aa, full->m[2], n4));
     }
+    if (with == 2) {
+      snprintf(what, sizeof what, "%s: dm1a and dm1b asked with dm2, %s", tag, on);
+      check(what, fmax(maxdiff(d1a, full->m[0], n2), maxdiff(d1b, full->m[1], n2)));
+    }
   }
+  free(d1a);
+  free(d1b);
   free(dm1);
   free(dm2);
   free(aa);
