@@ -259,7 +259,7 @@ static cis_err build_space(cisolve *c, const cis_options *o) {
   if (c->pl.space) return CIS_OK;
   c->prob.ints.nalpha = c->nalpha;
   c->prob.ints.nbeta = c->nbeta;
-  memset(&c->prob.space, 0, sizeof c->prob.space);
+  cis_space_spec_free(&c->prob.space); /* resolved again from the options */
   cis_target target;
   memset(&target, 0, sizeof target);
   CIS_CALL(cis_pipeline_resolve_problem(o, &c->prob, &target));

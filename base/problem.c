@@ -47,15 +47,20 @@ cis_err cis_csr_sort_rows(cis_csr *m) {
   return err;
 }
 
+void cis_space_spec_free(cis_space_spec *s) {
+  cis_free(&s->ref_alpha);
+  cis_free(&s->ref_beta);
+  cis_free(&s->det_alpha);
+  cis_free(&s->det_beta);
+  memset(s, 0, sizeof *s);
+}
+
 void cis_problem_free(cis_problem *p) {
   if (!p) return;
   cis_free(&p->ints.h1e);
   cis_free(&p->ints.eri);
   cis_free(&p->ints.orbsym);
-  cis_free(&p->space.ref_alpha);
-  cis_free(&p->space.ref_beta);
-  cis_free(&p->space.det_alpha);
-  cis_free(&p->space.det_beta);
+  cis_space_spec_free(&p->space);
   cis_free(&p->window.kept);
   cis_csr_free(&p->matrix);
   cis_free(&p->orbitals.molden_header);

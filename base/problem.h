@@ -142,6 +142,8 @@ typedef struct {
 } cis_problem;
 
 void cis_problem_free(cis_problem *p);
+/* The space's arrays (reference and listed determinants) freed, the spec zeroed. */
+void cis_space_spec_free(cis_space_spec *s);
 
 /* --spin S (2S = spin2) against the problem's electrons and orbitals: 2S >= |MS2|, 2S of the
  * parity of the electron count, and 2S <= min(nelec, 2*norb - nelec), the most unpaired
