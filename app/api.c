@@ -402,6 +402,60 @@ int cisolve_solve(cisolve *c) {
   return CISOLVE_NOT_CONVERGED;
 }
 
+/* Y = H X on a pipeline of its own that borrows the handle's space: the results stay. */
+static cis_err apply(cisolve *c, int k, const double *X, double *Y) {
+  cis_err err = CIS_OK;
+  CIS_CHECK(c, CIS_ERR_INPUT, "cisolve_apply: the handle is NULL");
+  CIS_CHECK(k >= 1 && X && Y, CIS_ERR_INPUT, "cisolve_apply: %d vectors at %p into %p (need k >= 1 "
+            "and both arrays)", k, (const void *)X, (void *)Y);
+  CIS_CLEANUP_FUNCTION;
+  cis_options o = run_options(c);
+  o.matrix_free = CIS_MATRIX_FREE_ON; /* one product: storing the rows would not pay */
+  o.quiet = 1;
+  int before = threads_enter(&o);
+  cis_pipeline pl;
+  cis_pipeline_init(&pl);
+  double *dx = NULL, *dy = NULL;
+  CIS_TRY(build_space(c, &o));
+  pl.space = c->pl.space; /* borrowed: taken back below */
+  CIS_TRY(cis_pipeline_hamiltonian(&pl, &o, &c->prob, NULL));
+  CIS_TRY(cis_pipeline_backend(&pl, &o));
+  int64_t n = pl.h->n;
+  CIS_TRY(pl.be->ops->alloc(pl.be, n * k, &dx));
+  CIS_TRY(pl.be->ops->alloc(pl.be, n * k, &dy));
+  CIS_TRY(pl.be->ops->from_host(pl.be, dx, X, n * k));
+  CIS_TRY(cis_operator_apply(pl.op, k, dx, dy));
+  CIS_TRY(pl.be->ops->to_host(pl.be, Y, dy, n * k));
+cleanup:
+  if (dx) pl.be->ops->free(pl.be, &dx);
+  if (dy) pl.be->ops->free(pl.be, &dy);
+  cis_pipeline_free_solve(&pl);
+  pl.space = NULL;
+  omp_set_num_threads(before);
+  return err;
+}
+
+int cisolve_apply(cisolve *c, int k, const double *X, double *Y) {
+  cis_error_clear();
+  return finish(c, apply(c, k, X, Y));
+}
+
+static cis_err diagonal(cisolve *c, double *d) {
+  CIS_CHECK(c && d, CIS_ERR_INPUT, "cisolve_diagonal: the handle or the output array is NULL");
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_err e = build_space(c, &o);
+  omp_set_num_threads(before);
+  CIS_CALL(e);
+  memcpy(d, cis_space_hdiag(c->pl.space), sizeof *d * (size_t)cis_space_ndet(c->pl.space));
+  return CIS_OK;
+}
+
+int cisolve_diagonal(cisolve *c, double *d) {
+  cis_error_clear();
+  return finish(c, diagonal(c, d));
+}
+
 int64_t cisolve_ndet(const cisolve *c) {
   return c && c->pl.space ? cis_space_ndet(c->pl.space) : -1;
 }

@@ -122,6 +122,16 @@ CISOLVE_API int cisolve_set_guess(cisolve *c, int k, const double *X);
  * results; the Hamiltonian is released. */
 CISOLVE_API int cisolve_solve(cisolve *c);
 
+/* Y = H X for k >= 1 vectors X of the space (ndet x k as cisolve_set_guess takes them, our
+ * order; Y likewise): the Hamiltonian of the handle's integrals without ecore (with option
+ * "spin", its spin penalty), its rows generated for this product (on the GPU of option
+ * "device" where there is one). Builds the space when it is not built; the results stay. */
+CISOLVE_API int cisolve_apply(cisolve *c, int k, const double *X, double *Y);
+
+/* The diagonal of H (ndet values, our order, without ecore; no spin penalty). Builds the space
+ * when it is not built. */
+CISOLVE_API int cisolve_diagonal(cisolve *c, double *d);
+
 /* Determinants of the space (-1 before it is built), words per string, roots of the results
  * (0 before a solve). */
 CISOLVE_API int64_t cisolve_ndet(const cisolve *c);

@@ -82,6 +82,8 @@ def _load():
         "cisolve_set_orbsym": (i, [p, p]),
         "cisolve_rdm12s": (i, [p, dp, dp] + [p] * 6),
         "cisolve_rdm12": (i, [p, dp, dp, p, p]),
+        "cisolve_apply": (i, [p, i, dp, dp]),
+        "cisolve_diagonal": (i, [p, dp]),
         "cisolve_last_error": (ctypes.c_char_p, []),
         "cisolve_destroy": (None, [ctypes.POINTER(p)]),
         "cisolve_version": (ctypes.c_char_p, []),
@@ -243,6 +245,28 @@ class Solver:
             raise Error("guess has shape %s: expected (%d,) or (%d, k), the space's "
                         "determinants in cisolve's order" % (X.shape, n, n))
         _check(lib.cisolve_set_guess(self._h, X.shape[1], np.ascontiguousarray(X.T)))
+
+    def apply(self, X):
+        """H X (without ecore) for vectors of the space in our order, (ndet,) or (ndet, k): the
+        rows of H generated for this product, on the GPU where the options put the solve."""
+        X = np.asarray(X, dtype=np.float64)
+        one = X.ndim == 1
+        if one:
+            X = X[:, None]
+        n = self.ndet
+        if X.ndim != 2 or X.shape[0] != n or X.shape[1] < 1:
+            raise Error("apply: vectors of shape %s: expected (%d,) or (%d, k), the space's "
+                        "determinants in cisolve's order" % (X.shape, n, n))
+        xt = np.ascontiguousarray(X.T)
+        yt = np.empty_like(xt)
+        _check(_load().cisolve_apply(self._h, xt.shape[0], xt, yt))
+        return yt[0] if one else yt.T
+
+    def diagonal(self):
+        """The diagonal of H (without ecore), (ndet,) in our order."""
+        d = np.empty(self.ndet)
+        _check(_load().cisolve_diagonal(self._h, d))
+        return d
 
     def solve(self):
         """Solve; a Result (a warning when some root did not converge)."""

@@ -195,6 +195,24 @@ int main(int argc, char **argv) {
     free(X);
     free(m);
   }
+  { /* H X of the two roots is (E - ecore) X to their residual; H e_i gives the diagonal's i */
+    double *X = malloc(sizeof(double) * 2 * 441), *Y = malloc(sizeof(double) * 2 * 441);
+    double *d = malloc(sizeof(double) * 441), r = 0.0;
+    CHECK(cisolve_vectors(c, X) == 0 && cisolve_apply(c, 2, X, Y) == 0 &&
+              cisolve_diagonal(c, d) == 0, "apply / diagonal: %s", cisolve_last_error());
+    for (int j = 0; j < 2; j++)
+      for (int i = 0; i < 441; i++)
+        r = fmax(r, fabs(Y[j * 441 + i] - (e[j] - I.ecore) * X[j * 441 + i]));
+    CHECK(r < 1e-5, "cisolve_apply: |H x - (E - ecore) x| = %.2e", r);
+    CHECK(cisolve_nroots(c) == 2, "cisolve_apply discarded the results");
+    for (int i = 0; i < 441; i++) X[i] = i == 7;
+    CHECK(cisolve_apply(c, 1, X, Y) == 0 && fabs(Y[7] - d[7]) < 1e-12,
+          "H e_7 = %.15f at 7, the diagonal %.15f", Y[7], d[7]);
+    expect_refusal(cisolve_apply(c, 0, X, Y), CISOLVE_ERR_INPUT, "apply to 0 vectors", "k >= 1");
+    free(X);
+    free(Y);
+    free(d);
+  }
   { /* where the last solve's time went */
     double t[CISOLVE_NTIMINGS], parts = 0.0;
     CHECK(cisolve_timings(c, t) == 0, "timings: %s", cisolve_last_error());

@@ -103,6 +103,39 @@ def rdm_checks(mol, mf, ncas, nelecas):
           fci.spin_op.spin_square0(c1, ncas, ne)[0], 1e-10)
 
 
+def products(mol, mf, ncas, nelecas):
+    """contract_2e (of absorb_h1e's result) and make_hdiag against direct_spin1's, on random
+    vectors of the CAS integrals; then second-order CASSCF (mc.newton(), which multiplies by H
+    through them) against PySCF's own, from the same RHF orbitals."""
+    mc = mcscf.CASCI(mf, ncas, nelecas)
+    h1, h2 = _cas_integrals(mc)
+    ne = mc.nelecas
+    s = FCISolver(mol, device=DEVICE)
+    ref = fci.direct_spin1
+    na, nb = (fci.cistring.num_strings(ncas, n) for n in ne)
+    rng = np.random.default_rng(11)
+    tag = "N2 CAS(%s,%d)" % (nelecas, ncas)
+    for fac in (0.5, 1.0):
+        c = rng.standard_normal((na, nb))
+        got = s.contract_2e(s.absorb_h1e(h1, h2, ncas, ne, fac), c, ncas, ne)
+        want = ref.contract_2e(ref.absorb_h1e(h1, h2, ncas, ne, fac), c, ncas, ne)
+        check("%s contract_2e, fac %g" % (tag, fac), got, want, 1e-10)
+    check("%s make_hdiag" % tag, s.make_hdiag(h1, h2, ncas, ne),
+          ref.make_hdiag(h1, h2, ncas, ne), 1e-10)
+    runs = []
+    for ours in (False, True):
+        m = mcscf.CASSCF(mf, ncas, nelecas).newton()
+        m.conv_tol = 1e-10
+        if ours:
+            m.fcisolver = FCISolver(mol, device=DEVICE)
+        else:
+            m.fcisolver.conv_tol = 1e-12
+        m.kernel()
+        assert m.converged, "newton CASSCF did not converge (%s)" % ("cisolve" if ours else "PySCF")
+        runs.append(m.e_tot)
+    check("N2/6-31g CASSCF(%s,%d) newton() energy" % (nelecas, ncas), runs[1], runs[0], 1e-7)
+
+
 def warm_start(mol, mf, ncas, nelecas):
     """ci0 is the guess: the converged vectors of the same integrals take a fraction of the
     products of a cold start (a space larger than the Reference region, which alone would
@@ -184,6 +217,7 @@ def main():
     rdm_checks(mol, mf, 6, 6)
     rdm_checks(mol, mf, 8, (6, 4))
     warm_start(mol, mf, 8, 10)
+    products(mol, mf, 6, 6)
     symmetry()
     if failures:
         print("FAILED: %s" % ", ".join(failures))
