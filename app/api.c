@@ -512,6 +512,23 @@ int cisolve_s2(const cisolve *c, double *s2) {
   return finish(c, err);
 }
 
+static cis_err spin_square(const cisolve *c, int k, const double *X, double *s2) {
+  CIS_CHECK(c && c->pl.space, CIS_ERR_INPUT, "cisolve_spin_square: %s", c ? "no space "
+            "(cisolve_build_space or cisolve_solve first)" : "the handle is NULL");
+  CIS_CHECK(k >= 1 && X && s2, CIS_ERR_INPUT, "cisolve_spin_square: %d vectors at %p into %p "
+            "(need k >= 1 and both arrays)", k, (const void *)X, (void *)s2);
+  cis_options o = run_options(c);
+  int before = threads_enter(&o);
+  cis_err e = cis_rdm_s2(c->pl.space, c->solved ? c->pl.be : NULL, k, X, s2);
+  omp_set_num_threads(before);
+  return e;
+}
+
+int cisolve_spin_square(const cisolve *c, int k, const double *X, double *s2) {
+  cis_error_clear();
+  return finish(c, spin_square(c, k, X, s2));
+}
+
 int cisolve_iterations(const cisolve *c, int *iterations, int64_t *matvecs) {
   cis_error_clear();
   cis_err err = need_results(c, "", "cisolve_iterations");

@@ -148,6 +148,10 @@ CISOLVE_API int cisolve_energies(const cisolve *c, double *e);
 CISOLVE_API int cisolve_converged(const cisolve *c, int *conv);
 CISOLVE_API int cisolve_vectors(const cisolve *c, double *X);
 CISOLVE_API int cisolve_s2(const cisolve *c, double *s2);
+/* <S^2> of any k vectors X of the space (ndet x k as cisolve_set_guess takes them, our order;
+ * 0 for a zero vector), as cisolve_s2 computes it: on the last solve's GPU where it ran on one
+ * and its results stand, else on the host. */
+CISOLVE_API int cisolve_spin_square(const cisolve *c, int k, const double *X, double *s2);
 CISOLVE_API int cisolve_iterations(const cisolve *c, int *iterations, int64_t *matvecs);
 CISOLVE_API const char *cisolve_backend(const cisolve *c);
 

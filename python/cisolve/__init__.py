@@ -84,6 +84,7 @@ def _load():
         "cisolve_rdm12": (i, [p, dp, dp, p, p]),
         "cisolve_apply": (i, [p, i, dp, dp]),
         "cisolve_diagonal": (i, [p, dp]),
+        "cisolve_spin_square": (i, [p, i, dp, dp]),
         "cisolve_last_error": (ctypes.c_char_p, []),
         "cisolve_destroy": (None, [ctypes.POINTER(p)]),
         "cisolve_version": (ctypes.c_char_p, []),
@@ -261,6 +262,22 @@ class Solver:
         yt = np.empty_like(xt)
         _check(_load().cisolve_apply(self._h, xt.shape[0], xt, yt))
         return yt[0] if one else yt.T
+
+    def spin_square(self, X):
+        """<S^2> of vectors of the space in our order: a number for (ndet,), an array of k for
+        (ndet, k)."""
+        X = np.asarray(X, dtype=np.float64)
+        one = X.ndim == 1
+        if one:
+            X = X[:, None]
+        n = self.ndet
+        if X.ndim != 2 or X.shape[0] != n or X.shape[1] < 1:
+            raise Error("spin_square: vectors of shape %s: expected (%d,) or (%d, k), the "
+                        "space's determinants in cisolve's order" % (X.shape, n, n))
+        xt = np.ascontiguousarray(X.T)
+        s2 = np.empty(xt.shape[0])
+        _check(_load().cisolve_spin_square(self._h, xt.shape[0], xt, s2))
+        return float(s2[0]) if one else s2
 
     def diagonal(self):
         """The diagonal of H (without ecore), (ndet,) in our order."""

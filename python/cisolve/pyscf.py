@@ -418,14 +418,11 @@ class FCISolver(lib.StreamObject):
 
     # ---- spin and analysis ----------------------------------------------------------------
     def spin_square(self, civec, norb, nelec):
-        """(<S^2>, 2S+1) of civec from cisolve's density matrices:
-        <S^2> = Sz(Sz+1) + N_beta - sum_pq dm2ab[p,q,q,p] (for a normalised vector)."""
+        """(<S^2>, 2S+1) of civec, computed by cisolve (Solver.spin_square: on the GPU where the
+        last solve ran on one)."""
         na, nb = _unpack_nelec(nelec, self.spin)
-        c = np.asarray(civec, dtype=float)
-        _, (aa, ab, ba, bb) = self._rdms(c, c, norb, (na, nb), True)
-        sz = (na - nb) / 2
-        ss = sz * (sz + 1) + nb - np.einsum("pqqp->", ab) / np.dot(c.ravel(), c.ravel())
-        ss = float(ss)
+        sol, lay = self._layout(norb, na, nb)[:2]
+        ss = sol.spin_square(lay.to_ours(civec))
         s = np.sqrt(ss + 0.25) - 0.5
         return ss, s * 2 + 1
 

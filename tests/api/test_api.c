@@ -205,6 +205,11 @@ int main(int argc, char **argv) {
         r = fmax(r, fabs(Y[j * 441 + i] - (e[j] - I.ecore) * X[j * 441 + i]));
     CHECK(r < 1e-5, "cisolve_apply: |H x - (E - ecore) x| = %.2e", r);
     CHECK(cisolve_nroots(c) == 2, "cisolve_apply discarded the results");
+    double s2a[2], s2b[2];
+    CHECK(cisolve_s2(c, s2a) == 0 && cisolve_spin_square(c, 2, X, s2b) == 0 &&
+              fabs(s2a[0] - s2b[0]) < 1e-12 && fabs(s2a[1] - s2b[1]) < 1e-12,
+          "cisolve_spin_square of the roots %g %g, cisolve_s2 %g %g", s2b[0], s2b[1], s2a[0],
+          s2a[1]);
     for (int i = 0; i < 441; i++) X[i] = i == 7;
     CHECK(cisolve_apply(c, 1, X, Y) == 0 && fabs(Y[7] - d[7]) < 1e-12,
           "H e_7 = %.15f at 7, the diagonal %.15f", Y[7], d[7]);
