@@ -241,6 +241,28 @@ def main():
     err = max(np.abs(d1 - p1).max(), np.abs(d2 - p2).max())
     check(err < 1e-10, "rdm12 (the spin sums) differs from PySCF's trans_rdm12 by %.2e" % err)
 
+    # H X and the diagonal against PySCF's contract_2e and make_hdiag, <S^2> of any vector
+    sv = r4._solver
+    rng = np.random.default_rng(5)
+    Xr = rng.standard_normal((441, 2))
+    HX = sv.apply(Xr)
+    h2e = fci.direct_spin1.absorb_h1e(h1e, ao2mo.restore(8, eri, norb), norb, nelec, 0.5)
+    err = 0.0
+    for j in range(2):
+        c = to_pyscf(Xr[:, j], r4.alpha, r4.beta, norb, nelec)
+        want = fci.direct_spin1.contract_2e(h2e, c, norb, nelec)
+        err = max(err, np.abs(to_pyscf(HX[:, j], r4.alpha, r4.beta, norb, nelec) - want).max())
+        s2 = fci.spin_op.spin_square0(c / np.linalg.norm(c), norb, nelec)[0]  # normalised
+        check(abs(sv.spin_square(Xr[:, j]) - s2) < 1e-10,
+              "spin_square of a random vector %.12f, PySCF %.12f" % (sv.spin_square(Xr[:, j]), s2))
+    check(err < 1e-10, "apply differs from PySCF's contract_2e by %.2e" % err)
+    hd = fci.direct_spin1.make_hdiag(h1e, eri, norb, nelec)
+    check(np.abs(to_pyscf(sv.diagonal(), r4.alpha, r4.beta, norb, nelec).ravel() - hd).max()
+          < 1e-10, "diagonal differs from PySCF's make_hdiag")
+    check(np.allclose(sv.apply(Xr[:, 0]), HX[:, 0], atol=1e-12), "apply of one vector")
+    refused("apply: vectors of shape", sv.apply, np.zeros(440))
+    refused("spin_square: vectors of shape", sv.spin_square, np.zeros((441, 0)))
+
     # where a solve's time went: every step, none negative, the parts within the whole
     t = r4.timings
     check(list(t) == list(cisolve.TIMINGS) and min(t.values()) >= 0 and
