@@ -187,6 +187,7 @@ class FCISolver(lib.StreamObject):
         self.norb = None
         self.nelec = None
         self._layouts = {}
+        self._product_layouts = {}  # contract_2e's and make_hdiag's Solver, apart (see there)
 
     # ---- spin -----------------------------------------------------------------------------
     def fix_spin_(self, shift=0.2, ss=None):
@@ -249,13 +250,15 @@ class FCISolver(lib.StreamObject):
     # What a call may change on the last call's Solver; any other option builds a new one.
     _PER_CALL = ("nroots", "tol", "max-iter", "check-roots")
 
-    def _solver(self, h1e, eri8, norb, na, nb, ecore, opts, irreps):
+    def _solver(self, h1e, eri8, norb, na, nb, ecore, opts, irreps, products=False):
         """The Solver of this call and its layout: the last call's, given these integrals, when
         the space and the other options are the same (CASSCF's calls: its space and order are
-        kept, which saves building them), else a new one."""
+        kept, which saves building them), else a new one. products: the Solver of contract_2e
+        and make_hdiag, kept apart from kernel's."""
+        cache = "_product_layouts" if products else "_layouts"
         shape = (norb, na, nb, None if irreps is None else tuple(irreps),
                  tuple(sorted((k, str(v)) for k, v in opts.items() if k not in self._PER_CALL)))
-        last = self._layouts.get((norb, na, nb))
+        last = getattr(self, cache).get((norb, na, nb))
         if last is not None and last[2] == shape:
             sol, lay = last[0], last[1]
             sol.set_integrals(h1e, eri8, ecore)
@@ -267,7 +270,7 @@ class FCISolver(lib.StreamObject):
             if irreps is not None:
                 sol.set_orbsym(irreps)
             lay = _Layout(norb, na, nb, sol)
-        self._layouts = {(norb, na, nb): (sol, lay, shape)}
+        setattr(self, cache, {(norb, na, nb): (sol, lay, shape)})
         return sol, lay
 
     def kernel(self, h1e, eri, norb, nelec, ci0=None, ecore=0, nroots=None, tol=None,
@@ -278,7 +281,7 @@ class FCISolver(lib.StreamObject):
                                  max_cycle, wfnsym, orbsym, verbose, True)
 
     def _prepare(self, h1e, eri, norb, nelec, ecore, nroots, tol, max_cycle, wfnsym, orbsym,
-                 check_roots):
+                 check_roots, products=False):
         """The Solver of these integrals (the last call's, when its space fits) and its layout,
         and the call's options."""
         if wfnsym is None:
@@ -297,7 +300,7 @@ class FCISolver(lib.StreamObject):
         irreps = None
         if wfnsym is not None:  # the states of that irrep alone, as PySCF's direct_spin1_symm
             irreps, opts["irrep"] = _molpro_irreps(self.mol, orbsym, wfnsym)
-        sol, lay = self._solver(h1e, eri8, norb, na, nb, ecore, opts, irreps)
+        sol, lay = self._solver(h1e, eri8, norb, na, nb, ecore, opts, irreps, products)
         return sol, lay, opts
 
     def _kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol, max_cycle, wfnsym,
@@ -349,6 +352,9 @@ class FCISolver(lib.StreamObject):
                                  kwargs.get("verbose"), False)
 
     # ---- products with H (second-order CASSCF: mcscf.CASSCF(...).newton()) -----------------
+    # Their Solver is not kernel's: giving kernel's Solver other integrals would discard its
+    # results, and with them the backend that makes the density matrices of its vectors on the
+    # GPU (newton CASSCF asks for them between products).
     def absorb_h1e(self, h1e, eri, norb, nelec, fac=1):
         """What contract_2e takes: the integrals and fac, kept as they are (PySCF folds h1e into
         the two-electron integrals; contract_2e of the result is 2 fac H, as here)."""
@@ -361,14 +367,14 @@ class FCISolver(lib.StreamObject):
             raise NotImplementedError("cisolve.pyscf: contract_2e takes what FCISolver."
                                       "absorb_h1e returns (h1e and eri apart)")
         sol, lay = FCISolver._prepare(self, eri.h1e, eri.eri, norb, nelec, 0.0, self.nroots,
-                                      None, None, None, None, False)[:2]
+                                      None, None, None, None, False, True)[:2]
         shape = np.shape(fcivec)
         return (2.0 * eri.fac * lay.to_pyscf(sol.apply(lay.to_ours(fcivec)))).reshape(shape)
 
     def make_hdiag(self, h1e, eri, norb, nelec, *args, **kwargs):
         """The diagonal of H (without ecore) in PySCF's layout, flattened as PySCF's."""
         sol, lay = FCISolver._prepare(self, h1e, eri, norb, nelec, 0.0, self.nroots, None, None,
-                                      None, None, False)[:2]
+                                      None, None, False, True)[:2]
         return lay.to_pyscf(sol.diagonal()).ravel()
 
     # ---- density matrices (computed by cisolve) -------------------------------------------

@@ -16,6 +16,7 @@ except ImportError as e:
     print("SKIPPED: the CASSCF tests need numpy and pyscf (%s)" % e)
     sys.exit(77)
 
+import cisolve as _cis
 from cisolve.pyscf import FCISolver
 
 # the backend the suite is run for (CISOLVE_TEST_DEVICE=gpu on a GPU machine)
@@ -115,6 +116,7 @@ def products(mol, mf, ncas, nelecas):
     na, nb = (fci.cistring.num_strings(ncas, n) for n in ne)
     rng = np.random.default_rng(11)
     tag = "N2 CAS(%s,%d)" % (nelecas, ncas)
+    s.kernel(h1, h2, ncas, ne)
     for fac in (0.5, 1.0):
         c = rng.standard_normal((na, nb))
         got = s.contract_2e(s.absorb_h1e(h1, h2, ncas, ne, fac), c, ncas, ne)
@@ -122,6 +124,10 @@ def products(mol, mf, ncas, nelecas):
         check("%s contract_2e, fac %g" % (tag, fac), got, want, 1e-10)
     check("%s make_hdiag" % tag, s.make_hdiag(h1, h2, ncas, ne),
           ref.make_hdiag(h1, h2, ncas, ne), 1e-10)
+    # the products ran on a Solver of their own: kernel's kept its results (and its backend,
+    # which makes the density matrices on the GPU)
+    kept = _cis._load().cisolve_nroots(s._layouts[(ncas,) + tuple(ne)][0]._h)
+    check("%s kernel's results kept through contract_2e" % tag, kept, 1, 0)
     runs = []
     for ours in (False, True):
         m = mcscf.CASSCF(mf, ncas, nelecas).newton()
