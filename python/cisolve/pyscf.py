@@ -40,11 +40,12 @@ def _take(src, idx):
     thread tens of milliseconds at 10^7 determinants, every kernel and density-matrix call."""
     global _POOL
     out = np.empty(idx.size)
-    parts = min(len(os.sched_getaffinity(0)), idx.size >> 16)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    parts = min(cores or 1, idx.size >> 16)
     if parts < 2:
         return np.take(src, idx, out=out, mode="clip")
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(len(os.sched_getaffinity(0)))
+        _POOL = ThreadPoolExecutor(cores)
     cut = np.linspace(0, idx.size, parts + 1).astype(np.int64)
     # np.take releases the GIL: the parts run at once
     list(_POOL.map(lambda j: np.take(src, idx[cut[j]:cut[j + 1]], out=out[cut[j]:cut[j + 1]],
