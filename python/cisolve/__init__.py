@@ -247,18 +247,23 @@ class Solver:
                         "determinants in cisolve's order" % (X.shape, n, n))
         _check(lib.cisolve_set_guess(self._h, X.shape[1], np.ascontiguousarray(X.T)))
 
-    def apply(self, X):
-        """H X (without ecore) for vectors of the space in our order, (ndet,) or (ndet, k): the
-        rows of H generated for this product, on the GPU where the options put the solve."""
+    def _columns(self, X, what):
+        """(X^T as k contiguous vectors, whether X was one vector) for vectors of the space in
+        our order, (ndet,) or (ndet, k)."""
         X = np.asarray(X, dtype=np.float64)
         one = X.ndim == 1
         if one:
             X = X[:, None]
         n = self.ndet
         if X.ndim != 2 or X.shape[0] != n or X.shape[1] < 1:
-            raise Error("apply: vectors of shape %s: expected (%d,) or (%d, k), the space's "
-                        "determinants in cisolve's order" % (X.shape, n, n))
-        xt = np.ascontiguousarray(X.T)
+            raise Error("%s: vectors of shape %s: expected (%d,) or (%d, k), the space's "
+                        "determinants in cisolve's order" % (what, X.shape, n, n))
+        return np.ascontiguousarray(X.T), one
+
+    def apply(self, X):
+        """H X (without ecore) for vectors of the space in our order, (ndet,) or (ndet, k): the
+        rows of H generated for this product, on the GPU where the options put the solve."""
+        xt, one = self._columns(X, "apply")
         yt = np.empty_like(xt)
         _check(_load().cisolve_apply(self._h, xt.shape[0], xt, yt))
         return yt[0] if one else yt.T
@@ -266,15 +271,7 @@ class Solver:
     def spin_square(self, X):
         """<S^2> of vectors of the space in our order: a number for (ndet,), an array of k for
         (ndet, k)."""
-        X = np.asarray(X, dtype=np.float64)
-        one = X.ndim == 1
-        if one:
-            X = X[:, None]
-        n = self.ndet
-        if X.ndim != 2 or X.shape[0] != n or X.shape[1] < 1:
-            raise Error("spin_square: vectors of shape %s: expected (%d,) or (%d, k), the "
-                        "space's determinants in cisolve's order" % (X.shape, n, n))
-        xt = np.ascontiguousarray(X.T)
+        xt, one = self._columns(X, "spin_square")
         s2 = np.empty(xt.shape[0])
         _check(_load().cisolve_spin_square(self._h, xt.shape[0], xt, s2))
         return float(s2[0]) if one else s2
