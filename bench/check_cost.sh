@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The products the lowest-state check costs (docs/BENCHMARKS.md, "The check of the lowest
-# states"; bench/results/check_cost.csv): H2O/6-31G FCI and CISDT, 1 and 8 roots, with this
+# The products the lowest-state check costs (docs/solvers.md, "The lowest states": the counts
+# there come from it): H2O/6-31G FCI and CISDT, 1 and 8 roots, with this
 # build's cisolve and with another (an older commit, without the check), back to back on one
 # machine; the first run is the process's cold start. Run from the repository root.
 # usage: bench/check_cost.sh NEW_CISOLVE OLD_CISOLVE [DEVICE]   (DEVICE: gpu (default) or cpu)

@@ -168,7 +168,7 @@ def render_spmv_layouts():
 # ---- end to end ----------------------------------------------------------------------------
 
 def render_e2e():
-    rows = [r for r in device_order(load("e2e.csv")) if not r["run"]]
+    rows = device_order(load("e2e.csv"))
     body = []
     for r in rows:
         body.append([r["device"], r["case"], r["roots"], r["program"], r["time_to_solution_s"],
@@ -191,16 +191,6 @@ def render_e2e():
                     ratio(py["time_to_solution_s"], r["time_to_solution_s"])))
     out += ["", "Runs:", ""] + runs_list(rows)
     return out
-
-
-def render_e2e_repeats():
-    rows = [r for r in device_order(load("e2e.csv")) if r["run"]]
-    body = [[r["device"], r["host"], r["case"], r["roots"], r["program"], r["run"],
-             r["time_to_solution_s"], r["build_s"], r["wall_s"]] for r in rows]
-    out = table([("device", 0), ("host", 0), ("case", 0), ("roots", 1), ("program", 0),
-                 ("run", 0), ("time to solution (s)", 1), ("build (s)", 1),
-                 ("process wall (s)", 1)], body)
-    return out + ["", "Runs:", ""] + runs_list(rows)
 
 
 # ---- the rest ------------------------------------------------------------------------------
@@ -235,27 +225,6 @@ def render_multivec():
     out = table([("device", 0), ("matrix", 0), ("X's 8 columns (MB)", 1)] +
                 [(lay + ": one pass / two", 1) for lay in layouts], body)
     return out + ["", "Runs:", ""] + runs_list(rows)
-
-
-def render_streamed():
-    rows = device_order(load("streamed.csv"))
-    body = [[r["device"], r["case"], r["what"], r["per_product"], r["host_side"],
-             r["transfers"], r["kernels"], r["product_over_slowest"], r["time_to_solution"]]
-            for r in rows]
-    out = table([("device", 0), ("case", 0), ("what is streamed", 0), ("a product", 1),
-                 ("host side", 1), ("transfers", 1), ("kernels", 1),
-                 ("product / slowest stage", 1), ("time to solution", 1)], body)
-    return out + ["", "Runs:", ""] + runs_list(rows)
-
-
-def render_check_cost():
-    rows = device_order(load("check_cost.csv"))
-    body = [[r["device"], r["case"], r["roots"], r["base_products"],
-             "%s + %s" % (r["solve_products"], r["check_products"]), r["extra"]] for r in rows]
-    out = table([("device", 0), ("case", 0), ("roots", 1), ("products without the check", 1),
-                 ("now: solve + check", 1), ("extra", 1)], body)
-    return out + ["", "Runs (the build without the check: %s):" % ", ".join(
-        sorted({r["base_commit"] for r in rows})), ""] + runs_list(rows)
 
 
 def render_rowgen():
