@@ -131,6 +131,12 @@ def _check_reorder(reorder):
                                   "convention only (reorder=True)")
 
 
+# What contract_2e's and make_hdiag's Solver is prepared with: no ecore, the solver's own
+# defaults, no check (it is never solved), kept apart from kernel's.
+_PRODUCTS = dict(ecore=0.0, nroots=None, tol=None, max_cycle=None, wfnsym=None, orbsym=None,
+                 check_roots=False, products=True)
+
+
 class _Absorbed:
     """FCISolver.absorb_h1e's result: the integrals apart, and PySCF's factor."""
 
@@ -285,6 +291,8 @@ class FCISolver(lib.StreamObject):
                  check_roots, products=False):
         """The Solver of these integrals (the last call's, when its space fits) and its layout,
         and the call's options."""
+        if nroots is None:
+            nroots = self.nroots
         if wfnsym is None:
             wfnsym = self.wfnsym
         if orbsym is None:
@@ -306,12 +314,11 @@ class FCISolver(lib.StreamObject):
 
     def _kernel(self, h1e, eri, norb, nelec, ci0, ecore, nroots, tol, max_cycle, wfnsym,
                 orbsym, verbose, check_roots):
-        if nroots is None:
-            nroots = self.nroots
         log = logger.new_logger(self, verbose)
         t0 = (logger.process_clock(), logger.perf_counter())
         sol, lay, opts = FCISolver._prepare(self, h1e, eri, norb, nelec, ecore, nroots, tol,
                                             max_cycle, wfnsym, orbsym, check_roots)
+        nroots = opts["nroots"]
         ci0 = _as_list(ci0)
         # the last call's guess, kept by a reused Solver, is not this call's
         g = None
@@ -367,15 +374,13 @@ class FCISolver(lib.StreamObject):
         if not isinstance(eri, _Absorbed):
             raise NotImplementedError("cisolve.pyscf: contract_2e takes what FCISolver."
                                       "absorb_h1e returns (h1e and eri apart)")
-        sol, lay = FCISolver._prepare(self, eri.h1e, eri.eri, norb, nelec, 0.0, self.nroots,
-                                      None, None, None, None, False, True)[:2]
+        sol, lay = FCISolver._prepare(self, eri.h1e, eri.eri, norb, nelec, **_PRODUCTS)[:2]
         shape = np.shape(fcivec)
         return (2.0 * eri.fac * lay.to_pyscf(sol.apply(lay.to_ours(fcivec)))).reshape(shape)
 
     def make_hdiag(self, h1e, eri, norb, nelec, *args, **kwargs):
         """The diagonal of H (without ecore) in PySCF's layout, flattened as PySCF's."""
-        sol, lay = FCISolver._prepare(self, h1e, eri, norb, nelec, 0.0, self.nroots, None, None,
-                                      None, None, False, True)[:2]
+        sol, lay = FCISolver._prepare(self, h1e, eri, norb, nelec, **_PRODUCTS)[:2]
         return lay.to_pyscf(sol.diagonal()).ravel()
 
     # ---- density matrices (computed by cisolve) -------------------------------------------
