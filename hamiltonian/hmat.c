@@ -574,6 +574,9 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   CIS_TRY(ref_symmetry_ci(h, space));
   if (spin_shift != 0.0) { /* the penalty's part added to a copy */
     CIS_TRY(cis_malloc(&im->hdiag_own, (size_t)h->n, sizeof(double), "diagonal"));
+    /* a row of S^2 each where the penalty is squared: on the threads, as the rows are made */
+    int nt = cis_hmat_nthreads(opts ? opts->nthreads : 0);
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(nt)
     for (int64_t i = 0; i < h->n; i++)
       im->hdiag_own[i] = cis_space_hdiag(space)[i] + cis_rowgen_penalty_diag(im->rg, i);
     h->hdiag = im->hdiag_own;
