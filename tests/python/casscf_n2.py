@@ -128,6 +128,12 @@ def products(mol, mf, ncas, nelecas):
     # which makes the density matrices on the GPU)
     kept = _cis._load().cisolve_nroots(s._layouts[(ncas,) + tuple(ne)][0]._h)
     check("%s kernel's results kept through contract_2e" % tag, kept, 1, 0)
+    # Ms = 1 (4 alpha, 2 beta electrons) in the same orbitals: the strings of each spin apart
+    ne1 = (ne[0] + 1, ne[1] - 1)
+    c = rng.standard_normal([fci.cistring.num_strings(ncas, n) for n in ne1])
+    got = s.contract_2e(s.absorb_h1e(h1, h2, ncas, ne1, 0.5), c, ncas, ne1)
+    want = ref.contract_2e(ref.absorb_h1e(h1, h2, ncas, ne1, 0.5), c, ncas, ne1)
+    check("N2 CAS(%s,%d) Ms = 1 contract_2e" % (ne1, ncas), got, want, 1e-10)
     runs = []
     for ours in (False, True):
         m = mcscf.CASSCF(mf, ncas, nelecas).newton()
