@@ -105,6 +105,21 @@ static cis_err ranks_options(cis_options *o) {
   return CIS_OK;
 }
 
+/* With several ranks, each solves on its rows: the checkpoint's whole vectors give way to this
+ * rank's rows of them (be, the operator's backend: its part). */
+static cis_err restart_part(const cis_backend *be, cis_ckpt *ck) {
+  if (!cis_backend_is_part(be)) return CIS_OK;
+  double **v[2] = {&ck->X, &ck->HX};
+  for (int i = 0; i < 2; i++) {
+    double *mine = NULL;
+    CIS_CALL(cis_malloc(&mine, (size_t)be->n * (size_t)ck->k, sizeof *mine, "restart vectors"));
+    cis_backend_take_part(be, *v[i], ck->k, mine);
+    cis_free(v[i]);
+    *v[i] = mine;
+  }
+  return CIS_OK;
+}
+
 static cis_err run(int argc, char **argv, int *exit_code) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -202,6 +217,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   fp.ndet = pl.h->n;
   fp.nref = pl.h->nref;
   if (opt.restart_set) CIS_TRY(load_restart(&opt, &fp, &ck));
+  if (opt.restart_set) CIS_TRY(restart_part(pl.op->be, &ck));
 
   CIS_TRY(cis_pipeline_states(&pl, &opt));
   cis_eig_opts *eo = &pl.eo;

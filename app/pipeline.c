@@ -262,16 +262,36 @@ static cis_err solve(const cis_options *o, cis_backend *be, cis_operator *op,
   return cis_davidson_solve(be, op, eo, res);
 }
 
-/* Solve, then make sure no lower state was missed. */
+/* The roots' vectors whole on every rank, where each rank's solve held its rows. */
+static cis_err whole_roots(cis_pipeline *pl) {
+  const cis_backend *part = pl->op->be;
+  if (!cis_backend_is_part(part)) return CIS_OK;
+  double *whole = NULL;
+  int K = pl->res.nroots;
+  CIS_CALL(cis_malloc(&whole, (size_t)part->n_global * (size_t)K, sizeof *whole, "roots"));
+  cis_err err = cis_backend_gather_part(part, pl->res.evecs, K, whole);
+  if (err != CIS_OK) {
+    cis_free(&whole);
+    return err;
+  }
+  cis_free(&pl->res.evecs);
+  pl->res.evecs = whole;
+  return CIS_OK;
+}
+
+/* Solve, then make sure no lower state was missed; on the operator's backend (with several
+ * ranks, this rank's rows of the vectors), the roots whole at the end. */
 cis_err cis_pipeline_solve(cis_pipeline *pl, const cis_options *o) {
   double t0 = cis_wtime();
-  CIS_CALL(solve(o, pl->be, pl->op, &pl->eo, &pl->res));
+  cis_backend *be = pl->op->be;
+  CIS_CALL(solve(o, be, pl->op, &pl->eo, &pl->res));
   double t1 = cis_wtime();
   pl->t_solve = t1 - t0;
   if (o->check_roots != CIS_CHECK_NONE)
-    CIS_CALL(cis_analysis_check_blocks(o, pl->be, pl->op, &pl->rst, &pl->eo, &pl->res, &pl->an));
+    CIS_CALL(cis_analysis_check_blocks(o, be, pl->op, &pl->rst, &pl->eo, &pl->res, &pl->an));
   if (o->check_roots == CIS_CHECK_FULL)
-    CIS_CALL(cis_analysis_check_roots(o, pl->be, pl->op, pl->h, &pl->eo, &pl->res, &pl->an));
+    CIS_CALL(cis_analysis_check_roots(o, be, pl->op, pl->h, &pl->eo, &pl->res, &pl->an));
+  CIS_CALL(whole_roots(pl));
   pl->t_check = cis_wtime() - t1;
   return CIS_OK;
 }

@@ -111,12 +111,27 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
   double t0 = cis_wtime();
   int all = 1;
   for (int j = 0; j < k; j++) all &= conv[j] != 0;
+  /* with several ranks the solver holds this rank's rows: the file holds whole vectors */
+  const cis_backend *be = rc->op->be;
+  double *whole = NULL;
+  if (cis_backend_is_part(be)) {
+    CIS_CALL(cis_malloc(&whole, 2 * (size_t)be->n_global * (size_t)k, sizeof *whole,
+                        "checkpoint vectors"));
+    cis_err e = cis_backend_gather_part(be, X, k, whole);
+    if (e == CIS_OK) e = cis_backend_gather_part(be, HX, k, whole + be->n_global * k);
+    if (e != CIS_OK) {
+      cis_free(&whole);
+      return e;
+    }
+    X = whole;
+    HX = whole + be->n_global * k;
+  }
   cis_ckpt c = {
       .fp = rc->fp,
       .iteration = iter,
       .matvecs = rc->matvecs_before + rc->op->n_matvec,
       .converged = all,
-      .n = rc->op->n,
+      .n = be->n_global,
       .k = k,
       .X = (double *)X,
       .HX = (double *)HX,
@@ -127,7 +142,9 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
       .hist_rnorm = rc->hist_r,
       .t_elapsed = rc->t_before + (t0 - rc->t_solve_start),
   };
-  if (cis_comm_rank() == 0) CIS_CALL(cis_ckpt_write(rc->opt->checkpoint, &c)); /* one writes */
+  cis_err e = cis_comm_rank() == 0 ? cis_ckpt_write(rc->opt->checkpoint, &c) : CIS_OK; /* one */
+  cis_free(&whole);
+  CIS_CALL(e);
   double dt = cis_wtime() - t0;
   rc->rep->t_ckpt += dt;
   rc->ckpt_secs = rc->ckpt_secs > dt ? rc->ckpt_secs : dt;

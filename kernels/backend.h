@@ -49,7 +49,12 @@ typedef struct {
 
 struct cis_backend {
   const cis_backend_ops *ops;
-  int64_t n;        /* vector length */
+  int64_t n;        /* vector length: the rows this backend holds */
+  /* The whole vectors' length and the first of this backend's rows in them: n_global == n and
+   * row0 == 0, except on a part (cis_backend_part), which holds rows [row0, row0 + n). */
+  int64_t n_global, row0;
+  cis_backend *owner; /* a part's: the backend whose device, streams and library handles it
+                         shares; NULL otherwise */
   int is_device;    /* vectors live in device memory */
   char desc[256];   /* e.g. "CPU (OpenBLAS, 2 threads)" or "GPU 0: NVIDIA H100 ..." */
   void *impl;
@@ -59,6 +64,23 @@ struct cis_backend {
 };
 
 cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
+/* Rows [row0, row0 + n) of `owner`'s vectors, the part of them that this rank of a run holds
+ * (kernels/comm.h; docs/parallel.md): the same device, stream and handles as owner's, so its
+ * blocks and owner's mix in one order, with vectors of n rows. Its gemm_tn and dot are summed
+ * over the ranks (each rank's part of the rows: the product of the whole vectors on every rank);
+ * every other operation is owner's on the part's rows. Every rank calls these two in the same
+ * order. Destroying the part leaves owner; owner must outlive it. */
+cis_err cis_backend_part(cis_backend *owner, int64_t row0, int64_t n, cis_backend **out);
+/* Whether be holds part of the rows of vectors split over ranks. */
+int cis_backend_is_part(const cis_backend *be);
+/* The whole k vectors (n_global x k, host, on every rank) from each rank's rows `mine` (be->n
+ * x k, host): a copy without parts. Collective. */
+cis_err cis_backend_gather_part(const cis_backend *be, const double *mine, int k, double *whole);
+/* be's rows of k whole host vectors (n_global x k) into mine (be->n x k). */
+void cis_backend_take_part(const cis_backend *be, const double *whole, int k, double *mine);
+/* v[0..count) (host) summed over the ranks when be is a part; nothing otherwise. For the
+ * solver's host sums over rows (a block of the Reference region). */
+cis_err cis_backend_sum(const cis_backend *be, double *v, int64_t count);
 /* First thing in a process that will call BLAS or LAPACK: under an address-space limit
  * (cis_host_mem.address_limit: ulimit -v or -d, strict overcommit), OpenBLAS takes the work
  * buffers of all its threads now, and the OpenMP threads start, so that what the budget sees

@@ -126,6 +126,7 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out) {
   if (nthreads > 0) omp_set_num_threads(nthreads);
   be->ops = &cpu_ops;
   be->n = n;
+  be->n_global = n;
   be->is_device = 0;
   int nt = omp_get_max_threads(), nb = openblas_get_num_threads();
   snprintf(be->desc, sizeof be->desc, "CPU (OpenBLAS, %d OpenMP thread%s, %d BLAS thread%s)", nt,

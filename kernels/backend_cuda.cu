@@ -86,6 +86,10 @@ static cis_err cuda_gemm_tn(cis_backend *be, int m, int k, const double *A, cons
   cuda_impl *c = impl_of(be);
   if (m <= 0 || k <= 0) return CIS_OK;
   double t0 = cis_wtime(), one = 1.0, zero = 0.0;
+  if (be->n == 0) { /* a part of the rows that holds none (cis_backend_part) */
+    memset(G, 0, (size_t)m * (size_t)k * sizeof *G);
+    return CIS_OK;
+  }
   CIS_CALL(small_reserve(c, (int64_t)m * k));
   CIS_CUBLAS(cublasDgemm_64(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, k, be->n, &one, A, be->n, B,
                             be->n, &zero, c->small, m));
@@ -179,7 +183,10 @@ static const cis_backend_ops cuda_ops = {
     cuda_destroy,
 };
 
-extern "C" int cis_backend_is_cuda(const cis_backend *be) { return be && be->ops == &cuda_ops; }
+extern "C" int cis_backend_is_cuda(const cis_backend *be) {
+  if (be && be->owner) be = be->owner; /* a part shares its owner's device */
+  return be && be->ops == &cuda_ops;
+}
 
 extern "C" cudaStream_t cis_backend_cuda_stream(const cis_backend *be) {
   return ((const cuda_impl *)be->impl)->stream;
@@ -314,6 +321,7 @@ extern "C" cis_err cis_backend_create_cuda(int64_t n, int device, cis_backend **
   CIS_TRY(cis_calloc(&be, 1, sizeof *be, "CUDA backend"));
   be->ops = &cuda_ops;
   be->n = n;
+  be->n_global = n;
   be->is_device = 1;
   be->impl = c;
   snprintf(be->desc, sizeof be->desc, "GPU %d: %s, %.1f GiB, CC %d.%d", c->device, prop.name,

@@ -58,6 +58,8 @@ int cis_comm_or(int flags);
 cis_err cis_comm_allgather(const void *mine, int bytes, void *all);
 /* v[0..count) summed over the ranks, in place. */
 cis_err cis_comm_sum_i64(int64_t *v, int count);
+/* v[0..count) summed over the ranks, in place (the same sums on every rank). */
+cis_err cis_comm_sum_f64(double *v, int64_t count);
 /* The rows of k vectors gathered from their owners: Y is n x k (leading dimension n, host),
  * rank r owns rows [bounds[r], bounds[r+1]) and has them in place; on return every rank holds
  * every row. */

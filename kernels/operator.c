@@ -12,11 +12,11 @@ cis_err cis_operator_new(const cis_operator_ops *ops, cis_backend *be,
   CIS_CHECK(info->n == be->n, CIS_ERR_INTERNAL,
             "operator of %lld rows on a backend of vectors of length %lld", (long long)info->n,
             (long long)be->n);
-  CIS_CHECK(info->nref >= 0 && info->nref <= info->n && (info->nref == 0 || info->ref_block) &&
-                (info->n == 0 || info->diag),
+  CIS_CHECK(info->nref >= 0 && info->nref <= be->n_global &&
+                (info->nref == 0 || info->ref_block) && (be->n_global == 0 || info->diag),
             CIS_ERR_USAGE,
             "operator: Reference block of %lld for %lld rows (block %s, diagonal %s)",
-            (long long)info->nref, (long long)info->n, info->ref_block ? "given" : "missing",
+            (long long)info->nref, (long long)be->n_global, info->ref_block ? "given" : "missing",
             info->diag ? "given" : "missing");
   cis_operator *op = NULL;
   CIS_CALL(cis_calloc(&op, 1, sizeof *op, "operator"));

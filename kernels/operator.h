@@ -9,12 +9,17 @@
  *   spmv/hyb_cuda_op.cu the same matrix uploaded to a CUDA device (spmv/hyb_cuda.h)
  *   kernels/dense_op.c  a dense host matrix, products with the backend's gemm (tests)
  *   hamiltonian/hmat_op.c every row generated again in every product (matrix-free, CPU)
- *   kernels/dist_op.c   rows split over MPI ranks: another operator's rows, gathered
+ *   kernels/dist_op.c   rows split over MPI ranks, vectors too: another operator's rows
  * Adding one means a file that fills a cis_operator_ops and calls cis_operator_new; neither
  * solver/ nor the backends change (docs/solvers.md).
  *
  * Products go through cis_operator_apply, which checks the arguments, counts the
  * single-vector products and times them (n_matvec, t_matvec: the report's "matvec").
+ *
+ * On a backend that holds a part of the rows (kernels/backend.h, cis_backend_part: rows
+ * [be->row0, be->row0 + be->n) of vectors of be->n_global), X and Y hold those rows and the
+ * product is that of the whole vectors; diag and ref_block describe the whole matrix (diag has
+ * be->n_global entries, diag_dev the part's).
  *
  * Ownership: the backend is borrowed and must outlive the operator; diag and ref_block are
  * borrowed from the creator unless the implementation says it owns them. cis_operator_destroy
@@ -60,7 +65,7 @@ struct cis_operator {
   int64_t nref;
   const double *ref_block;
   /* The diagonal on be, where the implementation keeps one (the solver copies it from there
-   * instead of uploading diag); NULL: none. */
+   * instead of uploading diag): be->n entries, the part's rows; NULL: none. */
   const double *diag_dev;
   void *impl;
   /* Products since creation: single-vector products counted (k per apply) and their wall
@@ -88,8 +93,10 @@ cis_err cis_dense_op_create(cis_backend *be, int64_t n, const double *A, int64_t
 
 /* The operator of a run of several ranks (kernels/comm.h, kernels/dist_op.c): *local
  * multiplies this rank's rows, bounds[r] .. bounds[r+1] (ranks + 1 entries, the same on every
- * rank; the other rows of its products are ignored), holding nnz_local nonzeros; its products
- * are gathered so that every rank gets all of H X. Takes *local (left NULL). Collective. */
+ * rank; the other rows of its products are ignored), of whole vectors, holding nnz_local
+ * nonzeros. The operator returned works on this rank's rows of the vectors: its backend is the
+ * part of (*local)->be that holds them (cis_backend_part, owned by the operator), and each
+ * product gathers X's rows from every rank first. Takes *local (left NULL). Collective. */
 cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t nnz_local,
                            cis_operator **out);
 

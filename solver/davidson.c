@@ -22,7 +22,8 @@
 typedef struct {
   cis_backend *be;
   cis_operator *op;
-  int64_t n, nref;
+  int64_t n, nref;        /* rows held (be->n); the Reference block's order */
+  int64_t N, row0;        /* the whole vectors' length; the first row held (a part's) */
   int K, maxsub, m;       /* roots, basis capacity, basis size */
   double *V, *AV;         /* backend, n x maxsub */
   double *X, *R;          /* backend, n x K: Ritz vectors, residuals */
@@ -35,11 +36,11 @@ typedef struct {
   int *conv, *pick;
   double *work;           /* host, see dav_alloc */
   double *rP, *tP, *wP;   /* host, nref each */
-  double *hostn;          /* host, n: random fallback (allocated when first needed) */
+  double *hostn;          /* host, N: random fallback (allocated when first needed) */
   double *D, *Dw;         /* deflation: backend n x nd, host scratch nd x maxsub */
   const double *deflate;  /* host n x nd, borrowed */
   int nd;
-  const double *diag;
+  const double *diag;     /* host, N */
   cis_refblock rb_own;      /* H_PP's decomposition, unless the caller gave one */
   const cis_refblock *rb;
   double t_ortho;
@@ -58,7 +59,7 @@ static cis_err dav_alloc(dav *s) {
   if (s->op->diag_dev)
     CIS_CALL(o->copy(s->be, s->d, s->op->diag_dev, n));
   else
-    CIS_CALL(o->from_host(s->be, s->d, s->diag, n));
+    CIS_CALL(o->from_host(s->be, s->d, s->diag + s->row0, n));
   CIS_CALL(cis_calloc(&s->Hs, (size_t)(ms * ms), sizeof(double), "projected matrix"));
   CIS_CALL(cis_calloc(&s->Y, (size_t)(ms * K), sizeof(double), "Ritz coefficients"));
   CIS_CALL(cis_calloc(&s->Yprev, (size_t)(ms * K), sizeof(double), "previous Ritz coefficients"));
@@ -163,12 +164,13 @@ static uint64_t xorshift(uint64_t *x) {
   return *x;
 }
 
-/* Seeded random values in [-0.5, 0.5) for column j of V. */
+/* Seeded random values in [-0.5, 0.5) for column j of V: the whole vector's, whatever part of
+ * its rows this backend holds. */
 static cis_err dav_random(dav *s, int j) {
-  if (!s->hostn) CIS_CALL(cis_malloc(&s->hostn, (size_t)s->n, sizeof(double), "random vector"));
-  for (int64_t i = 0; i < s->n; i++)
+  if (!s->hostn) CIS_CALL(cis_malloc(&s->hostn, (size_t)s->N, sizeof(double), "random vector"));
+  for (int64_t i = 0; i < s->N; i++)
     s->hostn[i] = (double)(xorshift(&s->rng) >> 11) * (1.0 / 9007199254740992.0) - 0.5;
-  CIS_CALL(s->be->ops->from_host(s->be, s->V + (int64_t)j * s->n, s->hostn, s->n));
+  CIS_CALL(s->be->ops->from_host(s->be, s->V + (int64_t)j * s->n, s->hostn + s->row0, s->n));
   return CIS_OK;
 }
 
@@ -190,23 +192,28 @@ static cis_err dav_guess(dav *s, const cis_eig_opts *o) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   double *G = NULL;
-  int64_t *idx = NULL, n = s->n, nref = s->nref;
+  int64_t *idx = NULL, n = s->n, nref = s->nref, row0 = s->row0;
   int K = s->K, from_ref = (int)CIS_MIN((int64_t)K, nref), nk;
   const double *U = o->states && o->states->nref == nref ? o->states->U : s->rb->U;
-  if (o->guess_X && o->guess_rows > 0 && o->guess_rows < n) {
-    /* V is zero from dav_alloc: the rows given are all there is to copy */
-    for (int j = 0; j < K; j++)
-      CIS_TRY(s->be->ops->from_host(s->be, s->V + j * n, o->guess_X + j * o->guess_rows,
-                                    o->guess_rows));
+  if (o->guess_X && o->guess_rows > 0 && o->guess_rows < s->N) {
+    /* V is zero from dav_alloc: the rows given (those of them held here) are all there is to
+     * copy */
+    int64_t held = cis_eig_lead_rows(s->be, o->guess_rows);
+    for (int j = 0; j < K && held > 0; j++)
+      CIS_TRY(s->be->ops->from_host(s->be, s->V + j * n, o->guess_X + j * o->guess_rows + row0,
+                                    held));
   } else if (o->guess_X) {
     CIS_TRY(s->be->ops->from_host(s->be, s->V, o->guess_X, n * K));
   } else {
+    int64_t held = cis_eig_lead_rows(s->be, nref);
     CIS_TRY(cis_calloc(&G, (size_t)(n * K), sizeof *G, "initial guess"));
     CIS_TRY(cis_malloc(&idx, (size_t)K, sizeof *idx, "initial guess indices"));
-    for (int j = 0; j < from_ref; j++)
-      memcpy(G + j * n, U + j * nref, (size_t)nref * sizeof *G);
-    lowest_diag(s->diag, n, nref, K - from_ref, idx);
-    for (int j = from_ref; j < K; j++) G[idx[j - from_ref] + j * n] = 1.0;
+    for (int j = 0; j < from_ref && held > 0; j++)
+      memcpy(G + j * n, U + j * nref + row0, (size_t)held * sizeof *G);
+    lowest_diag(s->diag, s->N, nref, K - from_ref, idx);
+    for (int j = from_ref; j < K; j++)
+      if (idx[j - from_ref] >= row0 && idx[j - from_ref] < row0 + n)
+        G[idx[j - from_ref] - row0 + j * n] = 1.0;
     CIS_TRY(s->be->ops->from_host(s->be, s->V, G, n * K));
   }
   CIS_TRY(dav_expand(s, K, &nk));
@@ -359,19 +366,22 @@ static cis_err dav_collapse(dav *s, int room) {
   return CIS_OK;
 }
 
-/* t = (D - theta + shift)^-1 r, with H_PP in place of D on the Reference region. */
+/* t = (D - theta + shift)^-1 r, with H_PP in place of D on the Reference region (whose rows
+ * held elsewhere, on a part, are summed in first). */
 static cis_err dav_corrections(dav *s, const cis_eig_opts *o, int nnew) {
   cis_backend *be = s->be;
-  int64_t n = s->n;
+  int64_t n = s->n, held = cis_eig_lead_rows(be, s->nref);
   for (int a = 0; a < nnew; a++) {
     int i = s->pick[a];
     double shift = (o->precond_fixed ? o->precond_at : s->theta[i]) - o->level_shift;
     double *r = s->R + i * n, *t = s->V + (s->m + a) * n;
     CIS_CALL(be->ops->precond(be, s->d, shift, DAV_PRECOND_FLOOR, r, t));
     if (s->nref == 0) continue;
-    CIS_CALL(be->ops->to_host(be, s->rP, r, s->nref));
+    if (held < s->nref) memset(s->rP, 0, (size_t)s->nref * sizeof *s->rP);
+    if (held > 0) CIS_CALL(be->ops->to_host(be, s->rP + s->row0, r, held));
+    CIS_CALL(cis_backend_sum(be, s->rP, s->nref));
     cis_refblock_solve(s->rb, shift, DAV_PRECOND_FLOOR, s->rP, s->tP, s->wP);
-    CIS_CALL(be->ops->from_host(be, t, s->tP, s->nref));
+    if (held > 0) CIS_CALL(be->ops->from_host(be, t, s->tP + s->row0, held));
   }
   return CIS_OK;
 }
@@ -410,11 +420,11 @@ static cis_err dav_step(dav *s, const cis_eig_opts *o, int *exact) {
   nnew = CIS_MIN(nnew, s->maxsub - s->m);
   CIS_CALL(dav_corrections(s, o, nnew));
   CIS_CALL(dav_expand(s, nnew, &nk));
-  if (nk == 0 && nnew > 0 && s->m < s->n) CIS_CALL(dav_fallback(s, nnew, &nk));
+  if (nk == 0 && nnew > 0 && s->m < s->N) CIS_CALL(dav_fallback(s, nnew, &nk));
   if (nk > 0) return CIS_OK;
-  CIS_CHECK(s->m + s->nd >= s->n, CIS_ERR_NUMERIC,
+  CIS_CHECK(s->m + s->nd >= s->N, CIS_ERR_NUMERIC,
             "Davidson stalled: no new direction survives orthogonalisation against a basis of "
-            "%d vectors (n = %lld)", s->m, (long long)s->n);
+            "%d vectors (n = %lld)", s->m, (long long)s->N);
   *exact = 1;
   return CIS_OK;
 }
@@ -427,6 +437,8 @@ static cis_err dav_setup(dav *s, cis_backend *be, cis_operator *op, const cis_ei
   s->be = be;
   s->op = op;
   s->n = be->n;
+  s->N = be->n_global;
+  s->row0 = be->row0;
   s->nref = nref;
   s->K = o->nroots;
   s->diag = diag;
@@ -434,17 +446,17 @@ static cis_err dav_setup(dav *s, cis_backend *be, cis_operator *op, const cis_ei
   s->deflate = o->deflate;
   s->nd = o->deflate ? o->ndeflate : 0;
   CIS_CHECK(o->nroots >= 1, CIS_ERR_USAGE, "asked for %d roots, expected at least 1", o->nroots);
-  CIS_CHECK(s->n - s->nd >= o->nroots, CIS_ERR_USAGE,
+  CIS_CHECK(s->N - s->nd >= o->nroots, CIS_ERR_USAGE,
             "asked for %d roots but the space has only %lld determinants (%d deflated)",
-            o->nroots, (long long)s->n, s->nd);
+            o->nroots, (long long)s->N, s->nd);
   CIS_CHECK(o->max_iter >= 1 && o->tol_energy >= 0.0 && o->tol_residual >= 0.0, CIS_ERR_USAGE,
             "solver options: max_iter %d, tol_energy %g, tol_residual %g (expected >= 1, >= 0, "
             ">= 0)", o->max_iter, o->tol_energy, o->tol_residual);
-  for (int64_t i = 0; i < s->n; i++)
+  for (int64_t i = 0; i < s->N; i++)
     CIS_CHECK(isfinite(diag[i]), CIS_ERR_NUMERIC, "diagonal element %lld is not finite",
               (long long)i);
   /* Room for the K Ritz vectors plus K corrections at least. */
-  s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K), s->n - s->nd);
+  s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K), s->N - s->nd);
   if (o->refblock && o->refblock->nref == nref) {
     s->rb = o->refblock;
   } else {

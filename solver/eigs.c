@@ -55,13 +55,18 @@ cis_err cis_eig_result_fill(cis_eig_result *res, int K, int64_t n, const double 
   return CIS_OK;
 }
 
+int64_t cis_eig_lead_rows(const cis_backend *be, int64_t rows) {
+  int64_t end = CIS_MIN(rows, be->row0 + be->n);
+  return end > be->row0 ? end - be->row0 : 0;
+}
+
 cis_err cis_eig_check_operator(const cis_backend *be, const cis_operator *op) {
   CIS_CHECK(be && op && op->be == be && op->n == be->n, CIS_ERR_INTERNAL,
             "the solver's operator (%lld rows) does not multiply vectors of its backend (%lld)",
             op ? (long long)op->n : -1LL, be ? (long long)be->n : -1LL);
-  CIS_CHECK(op->nref >= 0 && op->nref <= op->n && (op->nref == 0 || op->ref_block) &&
-                (op->n == 0 || op->diag),
+  CIS_CHECK(op->nref >= 0 && op->nref <= be->n_global && (op->nref == 0 || op->ref_block) &&
+                (be->n_global == 0 || op->diag),
             CIS_ERR_USAGE, "Reference region of %lld determinants for a space of %lld (H_PP %s)",
-            (long long)op->nref, (long long)op->n, op->ref_block ? "given" : "missing");
+            (long long)op->nref, (long long)be->n_global, op->ref_block ? "given" : "missing");
   return CIS_OK;
 }

@@ -7,6 +7,13 @@
  * subspace-sized on the host. Products are counted and timed on the operator
  * (op->n_matvec, op->t_matvec); results report the solve's share.
  *
+ * On a backend that holds a part of the rows of a run's vectors (kernels/backend.h,
+ * cis_backend_part; docs/parallel.md), every rank runs the same solve on its rows: the n-length
+ * host arrays exchanged with the solver (guess_X and guess_HX, deflate, the result's evecs,
+ * on_save's X and H X) hold the part's rows (be->n of them), while op->diag and everything
+ * about the Reference block describe the whole; the sums over rows are summed over the ranks,
+ * so every rank sees the same subspace numbers and takes the same decisions.
+ *
  * Ownership: cis_eig_result arrays are allocated by the solver and freed with
  * cis_eig_result_free.
  */
@@ -80,7 +87,7 @@ typedef struct {
 typedef struct {
   int nroots;
   double *evals;        /* nroots, eigenvalues of H (without ecore) */
-  double *evecs;        /* n x nroots host, column-major, normalised */
+  double *evecs;        /* n x nroots host (the backend's rows), column-major, normalised */
   double *rnorm;        /* nroots */
   int *converged;       /* nroots */
   int all_converged;
@@ -117,6 +124,11 @@ void cis_eig_result_free(cis_eig_result *r);
  * copy the Ritz values, residual norms and flags; all_converged is their conjunction. */
 cis_err cis_eig_result_fill(cis_eig_result *res, int K, int64_t n, const double *evals,
                             const double *rnorm, const int *conv);
+
+/* Of the whole vectors' first `rows` rows, how many be holds: on a part of the rows
+ * (kernels/backend.h, cis_backend_part) they are its first ones, rows [be->row0, be->row0 +
+ * held) of the whole; with the whole vectors, min(rows, n). */
+int64_t cis_eig_lead_rows(const cis_backend *be, int64_t rows);
 
 /* The operator multiplies the backend's vectors (op->be == be, op->n == be->n) and describes
  * its Reference block consistently: else CIS_ERR_INTERNAL / CIS_ERR_USAGE. */

@@ -24,7 +24,7 @@
 typedef struct {
   cis_backend *be;
   cis_operator *op;
-  int64_t n;
+  int64_t n, N, row0;     /* rows held (be->n), the whole vectors' length, the first row held */
   int K, keep, maxsub, m; /* roots, vectors kept at restart, basis capacity, products taken */
   double *V;              /* backend, n x (maxsub + 1) */
   double *S;              /* backend, n x keep: restart scratch */
@@ -33,7 +33,7 @@ typedef struct {
   double *theta, *eprev, *rnorm;
   int *conv;
   double beta;            /* coupling of v_m to the basis */
-  double *hostn;          /* host, n */
+  double *hostn;          /* host, N: a whole vector, of which the part's rows are taken */
   uint64_t rng;
   double t_ortho;
 } lz;
@@ -51,7 +51,7 @@ static cis_err lz_alloc(lz *s) {
   CIS_CALL(cis_malloc(&s->eprev, (size_t)s->K, sizeof(double), "previous Ritz values"));
   CIS_CALL(cis_malloc(&s->rnorm, (size_t)s->K, sizeof(double), "residual norms"));
   CIS_CALL(cis_calloc(&s->conv, (size_t)s->K, sizeof(int), "convergence flags"));
-  CIS_CALL(cis_malloc(&s->hostn, (size_t)n, sizeof(double), "start vector"));
+  CIS_CALL(cis_malloc(&s->hostn, (size_t)s->N, sizeof(double), "start vector"));
   for (int i = 0; i < s->K; i++) s->eprev[i] = HUGE_VAL;
   return CIS_OK;
 }
@@ -89,7 +89,7 @@ static cis_err lz_project(lz *s, int j, double *wv, double *G) {
 /* The start vector: the K lowest eigenvectors of H_PP summed, plus a seeded random part so
  * that no state (of any spin or symmetry) is missing from the Krylov space. */
 static cis_err lz_start(lz *s, int64_t nref, const cis_refblock *rb) {
-  int64_t n = s->n;
+  int64_t n = s->N;
   int from_ref = (int)CIS_MIN((int64_t)s->K, nref);
   for (int64_t i = 0; i < n; i++) s->hostn[i] = 0.1 * lz_rand(s) / sqrt((double)n);
   for (int j = 0; j < from_ref; j++)
@@ -97,7 +97,7 @@ static cis_err lz_start(lz *s, int64_t nref, const cis_refblock *rb) {
   double nrm = 0.0;
   for (int64_t i = 0; i < n; i++) nrm += s->hostn[i] * s->hostn[i];
   for (int64_t i = 0; i < n; i++) s->hostn[i] /= sqrt(nrm);
-  CIS_CALL(s->be->ops->from_host(s->be, s->V, s->hostn, n));
+  CIS_CALL(s->be->ops->from_host(s->be, s->V, s->hostn + s->row0, s->n));
   return CIS_OK;
 }
 
@@ -105,11 +105,11 @@ static cis_err lz_start(lz *s, int64_t nref, const cis_refblock *rb) {
  * Krylov space found so far is invariant; the rest of the spectrum is elsewhere). */
 static cis_err lz_random_next(lz *s, int j, int *ok) {
   double *v = s->V + (int64_t)(j + 1) * s->n, nrm;
-  for (int64_t i = 0; i < s->n; i++) s->hostn[i] = lz_rand(s);
-  CIS_CALL(s->be->ops->from_host(s->be, v, s->hostn, s->n));
+  for (int64_t i = 0; i < s->N; i++) s->hostn[i] = lz_rand(s);
+  CIS_CALL(s->be->ops->from_host(s->be, v, s->hostn + s->row0, s->n));
   CIS_CALL(lz_project(s, j, v, s->G));
   CIS_CALL(s->be->ops->dot(s->be, s->n, v, v, &nrm));
-  *ok = sqrt(nrm) > 1e-8 * sqrt((double)s->n);
+  *ok = sqrt(nrm) > 1e-8 * sqrt((double)s->N);
   if (*ok) CIS_CALL(s->be->ops->scal(s->be, s->n, 1.0 / sqrt(nrm), v));
   return CIS_OK;
 }
@@ -261,15 +261,17 @@ static cis_err lz_setup(lz *s, cis_backend *be, cis_operator *op, const cis_eig_
   s->be = be;
   s->op = op;
   s->n = be->n;
+  s->N = be->n_global;
+  s->row0 = be->row0;
   s->K = o->nroots;
   s->rng = 0x9E3779B97F4A7C15ull;
-  CIS_CHECK(o->nroots >= 1 && s->n >= o->nroots, CIS_ERR_USAGE,
-            "asked for %d roots of a space of %lld determinants", o->nroots, (long long)s->n);
+  CIS_CHECK(o->nroots >= 1 && s->N >= o->nroots, CIS_ERR_USAGE,
+            "asked for %d roots of a space of %lld determinants", o->nroots, (long long)s->N);
   CIS_CHECK(o->max_iter >= 1 && o->tol_energy >= 0.0 && o->tol_residual >= 0.0, CIS_ERR_USAGE,
             "solver options: max_iter %d, tol_energy %g, tol_residual %g (expected >= 1, >= 0, "
             ">= 0)", o->max_iter, o->tol_energy, o->tol_residual);
   /* Room for the kept vectors plus enough new Krylov directions to be worth a restart. */
-  s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K + 8), s->n);
+  s->maxsub = (int)CIS_MIN((int64_t)CIS_MAX(o->max_subspace, 2 * s->K + 8), s->N);
   s->keep = CIS_MIN(s->K + CIS_MAX(2, (s->maxsub - s->K) / 3), s->maxsub - 1);
   s->keep = CIS_MAX(s->keep, CIS_MIN(s->K, s->maxsub));
   return lz_alloc(s);

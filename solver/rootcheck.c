@@ -105,7 +105,7 @@ cis_err cis_check_roots(cis_backend *be, cis_operator *op, const cis_eig_opts *o
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
-  int64_t n = be->n, nm0 = op->n_matvec;
+  int64_t n = be->n_global, nm0 = op->n_matvec;
   double *X0 = NULL, *HX0 = NULL;
   cis_eig_result cr;
   check_ctx cc = {res->evals[K - 1] - threshold, 0, 0};
@@ -181,23 +181,32 @@ cleanup:
 
 /* How many roots each block holds: the weight of each root's Reference part in the block's
  * states, summed over the roots; a block holds a root when it has at least 3/4 of it. count:
- * nblocks. */
-static cis_err roots_per_block(const cis_refstates *st, const cis_eig_result *res, int64_t n,
-                               int *count) {
+ * nblocks. The Reference rows that a part of the rows holds are summed over the ranks. */
+static cis_err roots_per_block(const cis_backend *be, const cis_refstates *st,
+                               const cis_eig_result *res, int *count) {
   int K = res->nroots, m = st->m;
-  int64_t nref = st->nref;
+  int64_t nref = st->nref, n = be->n, held = cis_eig_lead_rows(be, nref);
   double *C = NULL, *w = NULL;
-  CIS_CALL(cis_malloc(&C, (size_t)m * (size_t)K, sizeof *C, "root weights"));
+  CIS_CALL(cis_calloc(&C, (size_t)(m + 1) * (size_t)K, sizeof *C, "root weights"));
+  double *norm = C + (int64_t)m * K;
   if (cis_calloc(&w, (size_t)st->nblocks, sizeof *w, "block weights") != CIS_OK) {
     cis_free(&C);
     return cis_error_code();
   }
-  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, K, (int)nref, 1.0, st->U, (int)nref,
-              res->evecs, (int)n, 0.0, C, m);
+  if (held > 0) {
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, K, (int)held, 1.0, st->U + be->row0,
+                (int)nref, res->evecs, (int)n, 0.0, C, m);
+    for (int k = 0; k < K; k++)
+      norm[k] = cblas_ddot((int)held, res->evecs + k * n, 1, res->evecs + k * n, 1);
+  }
+  if (cis_backend_sum(be, C, (int64_t)(m + 1) * K) != CIS_OK) {
+    cis_free(&C);
+    cis_free(&w);
+    return cis_error_code();
+  }
   for (int k = 0; k < K; k++) {
-    double norm = cblas_ddot((int)nref, res->evecs + k * n, 1, res->evecs + k * n, 1);
-    if (norm <= 0.0) continue;
-    for (int c = 0; c < m; c++) w[st->block[c]] += C[c + k * m] * C[c + k * m] / norm;
+    if (norm[k] <= 0.0) continue;
+    for (int c = 0; c < m; c++) w[st->block[c]] += C[c + k * m] * C[c + k * m] / norm[k];
   }
   /* A root split between blocks (a degenerate pair across symmetries, mixed) is held by
    * neither: each block's search then starts from the state the root only half holds. */
@@ -309,13 +318,13 @@ static cis_err check_round(cis_backend *be, cis_operator *op, const cis_refstate
   int K = res->nroots, *held = NULL, *seen = NULL, *starts = NULL, *nstart = NULL;
   double ek = res->evals[K - 1], fall = 0.0;
   /* a search's vectors stay orthogonal to the K roots: at most n - K of them */
-  int most = (int)CIS_MIN((int64_t)CHECK_BLOCK_STATES, be->n - K);
+  int most = (int)CIS_MIN((int64_t)CHECK_BLOCK_STATES, be->n_global - K);
   CIS_TRY(cis_calloc(&held, (size_t)st->nblocks, sizeof *held, "roots per block"));
   CIS_TRY(cis_calloc(&seen, (size_t)st->nblocks, sizeof *seen, "states per block"));
   CIS_TRY(cis_calloc(&nstart, (size_t)st->nblocks, sizeof *nstart, "searches per block"));
   CIS_TRY(cis_malloc(&starts, (size_t)st->nblocks * CHECK_BLOCK_STATES, sizeof *starts,
                      "search starts"));
-  CIS_TRY(roots_per_block(st, res, be->n, held));
+  CIS_TRY(roots_per_block(be, st, res, held));
   for (int k = 0; k < K && k < st->m; k++) fall = CIS_MAX(fall, st->lam[k] - res->evals[k]);
   out->window = CIS_MAX(CHECK_WINDOW_FACTOR * fall, CHECK_WINDOW_MIN);
   out->beyond = out->exhausted = out->bounded = 0;
@@ -355,7 +364,7 @@ cis_err cis_check_blocks(cis_backend *be, cis_operator *op, const cis_refstates 
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   int K = res->nroots;
-  int64_t n = be->n, nm0 = op->n_matvec, resolve = 0;
+  int64_t n = be->n_global, nm0 = op->n_matvec, resolve = 0;
   double *Z = NULL, *X0 = NULL, *HX0 = NULL;
   cis_refblock rb;
   cis_eig_opts o = *opts; /* every search and re-convergence shares one decomposition of H_PP */
