@@ -89,7 +89,8 @@ cis_err cis_pipeline_space(cis_pipeline *pl, const cis_options *o, const cis_pro
 
 /* Several ranks: the rows split (rank 0's split, which every rank takes), and for a CI matrix
  * the build told to generate this rank's alone. */
-static cis_err split_ci(cis_pipeline *pl, const cis_problem *p, cis_hmat_opts *hopt) {
+static cis_err split_ci(cis_pipeline *pl, const cis_options *o, const cis_problem *p,
+                        cis_hmat_opts *hopt) {
   int P = cis_comm_size(), me = cis_comm_rank();
   CIS_CALL(cis_malloc(&pl->bounds, (size_t)P + 1, sizeof *pl->bounds, "rows split"));
   int64_t block_rows = 0;
@@ -101,6 +102,12 @@ static cis_err split_ci(cis_pipeline *pl, const cis_problem *p, cis_hmat_opts *h
   hopt->row_begin = pl->bounds[me];
   hopt->row_end = pl->bounds[me + 1];
   hopt->rows_split = 1;
+  /* the solver's vectors: this rank's rows of them, and the products' gathered vectors */
+  int64_t n = cis_space_ndet(pl->space), nback = cis_plan_device_vectors(o);
+  hopt->solver_vectors = hopt->solver_vectors - nback +
+                         cis_plan_rank_vectors(o, nback, hopt->row_end - hopt->row_begin, n);
+  if (o->mem < 0 && hopt->host_cache > 0) /* the default budget, with what they leave */
+    hopt->host_cache = cis_hmat_default_budget(n, hopt->solver_vectors);
   return CIS_OK;
 }
 
@@ -138,7 +145,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;
-    if (cis_comm_size() > 1) CIS_CALL(split_ci(pl, p, &hopt));
+    if (cis_comm_size() > 1) CIS_CALL(split_ci(pl, o, p, &hopt));
     if (pl->dec.pool_bytes > 0) {
       if (cis_hyb_cuda_op_pool_create(o->device_index, pl->dec.pool_bytes, &pl->pool) == CIS_OK)
         hopt.sink = pl->pool;
@@ -221,7 +228,11 @@ cis_err cis_pipeline_backend(cis_pipeline *pl, const cis_options *o) {
   CIS_CALL(make_backend(o, pl->h, &pl->be));
   pl->t_device = cis_wtime() - t0;
   t0 = cis_wtime();
-  CIS_CALL(make_operator(o, pl->h, pl->be, pl->dec.device_vectors, &pl->op));
+  int64_t nvec = pl->dec.device_vectors;
+  if (pl->bounds) /* this rank's rows of the solver's vectors, and the gathered ones */
+    nvec = cis_plan_rank_vectors(o, nvec, pl->bounds[cis_comm_rank() + 1] -
+                                 pl->bounds[cis_comm_rank()], pl->h->n);
+  CIS_CALL(make_operator(o, pl->h, pl->be, nvec, &pl->op));
   if (pl->bounds) { /* several ranks: each product gathers the rows from their owners */
     cis_operator *local = pl->op;
     pl->op = NULL;

@@ -12,6 +12,7 @@
 #include "hamiltonian/rowgen_cuda.h"
 #endif
 #include "hamiltonian/space.h"
+#include "kernels/operator.h"
 #include "solver/eigs.h"
 
 int cis_plan_gpu_expected(const cis_options *o) {
@@ -26,6 +27,11 @@ int64_t cis_plan_host_vectors(const cis_options *o) {
 
 int64_t cis_plan_device_vectors(const cis_options *o) {
   return cis_eig_vectors(o->nroots, o->max_subspace, CIS_EIG_BACKEND);
+}
+
+int64_t cis_plan_rank_vectors(const cis_options *o, int64_t vectors, int64_t nloc, int64_t n) {
+  int64_t gathered = 2 * CIS_MIN((int64_t)CIS_DIST_CHUNK, 2 * (int64_t)o->nroots + 2);
+  return (n > 0 ? (vectors * nloc + n - 1) / n : 0) + gathered;
 }
 
 int64_t cis_plan_held_vectors(const cis_options *o, int gpu) {

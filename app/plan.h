@@ -31,6 +31,10 @@ int cis_plan_gpu_expected(const cis_options *o);
  * the matrix. */
 int64_t cis_plan_host_vectors(const cis_options *o);
 int64_t cis_plan_device_vectors(const cis_options *o);
+/* A rank of several (docs/parallel.md) holds its nloc rows of the solver's `vectors` backend
+ * vectors, and while it multiplies, whole vectors gathered for the product and their products
+ * (2 x CIS_DIST_CHUNK at most, 2 x (2K + 2) with K roots): in whole vectors of n, rounded up. */
+int64_t cis_plan_rank_vectors(const cis_options *o, int64_t vectors, int64_t nloc, int64_t n);
 /* The solver's vectors the host holds: on the CPU backend, all of the above; on a GPU, where
  * they live on the device, the host's copies only. */
 int64_t cis_plan_held_vectors(const cis_options *o, int gpu);

@@ -10,10 +10,6 @@
 #include "kernels/comm.h"
 #include "kernels/operator.h"
 
-/* Vectors gathered per pass of the local operator, at most: the gathered vectors and their
- * products take 2 x DIST_CHUNK whole vectors on each rank. */
-#define DIST_CHUNK 8
-
 typedef struct {
   cis_operator *local; /* owned: multiplies this rank's rows of whole vectors, on `whole` */
   cis_backend *whole;  /* the local operator's backend (borrowed): whole vectors */
@@ -53,12 +49,12 @@ static cis_err gather(dist_impl *d, double *B, int k) {
 }
 
 /* Y = H X on this rank's rows: X's rows gathered from every rank into whole vectors, which the
- * local operator multiplies, DIST_CHUNK at a time; its rows of the products are Y. */
+ * local operator multiplies, CIS_DIST_CHUNK at a time; its rows of the products are Y. */
 static cis_err dist_apply(cis_operator *op, int k, const double *X, double *Y) {
   dist_impl *d = op->impl;
   cis_backend *w = d->whole;
   int64_t n = w->n, nl = op->n, r0 = d->part->row0;
-  int64_t want = CIS_MIN((int64_t)k, (int64_t)DIST_CHUNK);
+  int64_t want = CIS_MIN((int64_t)k, (int64_t)CIS_DIST_CHUNK);
   if (d->cap < want) {
     w->ops->free(w, &d->X);
     w->ops->free(w, &d->Y);
@@ -67,8 +63,8 @@ static cis_err dist_apply(cis_operator *op, int k, const double *X, double *Y) {
     CIS_CALL(w->ops->alloc(w, n * want, &d->Y));
     d->cap = want;
   }
-  for (int j0 = 0; j0 < k; j0 += DIST_CHUNK) {
-    int c = CIS_MIN(k - j0, DIST_CHUNK);
+  for (int j0 = 0; j0 < k; j0 += CIS_DIST_CHUNK) {
+    int c = CIS_MIN(k - j0, CIS_DIST_CHUNK);
     double t0 = cis_wtime();
     for (int j = 0; j < c && nl > 0; j++)
       CIS_CALL(w->ops->copy(w, d->X + (int64_t)j * n + r0, X + (int64_t)(j0 + j) * nl, nl));

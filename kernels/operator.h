@@ -97,6 +97,9 @@ cis_err cis_dense_op_create(cis_backend *be, int64_t n, const double *A, int64_t
  * nonzeros. The operator returned works on this rank's rows of the vectors: its backend is the
  * part of (*local)->be that holds them (cis_backend_part, owned by the operator), and each
  * product gathers X's rows from every rank first. Takes *local (left NULL). Collective. */
+/* Whole vectors such an operator gathers for one pass of the local operator, at most: its
+ * products of more vectors run in passes of this many. */
+#define CIS_DIST_CHUNK 8
 cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t nnz_local,
                            cis_operator **out);
 
