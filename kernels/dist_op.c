@@ -80,10 +80,12 @@ static cis_err dist_apply(cis_operator *op, int k, const double *X, double *Y) {
 static void dist_report(const cis_operator *op, FILE *out) {
   const dist_impl *d = op->impl;
   int P = cis_comm_size();
-  fprintf(out, "ranks            %d, rows split by nonzeros; rank 0: rows [%lld, %lld), "
-          "%lld of %lld nonzeros (%.1f%%)\n", P, (long long)d->bounds[0], (long long)d->bounds[1],
+  fprintf(out, "ranks            %d, rows of H and of the solver's vectors split by nonzeros; "
+          "rank 0: rows [%lld, %lld), %lld of %lld nonzeros (%.1f%%); a product gathers its "
+          "vectors whole, %d at a time\n", P, (long long)d->bounds[0], (long long)d->bounds[1],
           (long long)d->nnz_local, (long long)d->nnz_total,
-          d->nnz_total > 0 ? 100.0 * (double)d->nnz_local / (double)d->nnz_total : 0.0);
+          d->nnz_total > 0 ? 100.0 * (double)d->nnz_local / (double)d->nnz_total : 0.0,
+          CIS_DIST_CHUNK);
   cis_operator_report(d->local, out);
   char how[200];
   if (!op->be->is_device)

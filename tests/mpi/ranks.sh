@@ -12,7 +12,7 @@ opts=(--device cpu --threads 1 "$@")
 "$SHOW" "$work/one.h5" >"$work/one.ref"
 mpi "$NP" "$CIS" "${opts[@]}" -o "$work/np.h5" --checkpoint "$work/np.ckpt.h5" "$INPUT" >"$work/np.log" 2>&1 \
   || fail "$NP ranks exited $?: $(tail -5 "$work/np.log")"
-grep -E "^ranks +$NP, rows split by nonzeros" "$work/np.log" || fail "the report does not give the ranks"
+grep -E "^ranks +$NP, rows of H and of the solver's vectors split by nonzeros" "$work/np.log" || fail "the report does not give the ranks"
 [ "$(grep -c '^results ' "$work/np.log")" -eq 1 ] || fail "not one report (rank 0's)"
 "$CMP" "$work/np.h5" "$work/one.ref" 1e-10 || fail "$NP ranks differ from one process"
 if [ "$REF" != "-" ]; then "$CMP" "$work/np.h5" "$REF" 1e-8 || fail "$NP ranks differ from the reference"; fi
