@@ -3,11 +3,12 @@
  * started at all (a single process needs no launcher, and the C API never starts it). Built
  * without MPI (CISOLVE_ENABLE_MPI=OFF), every run is one process.
  *
- * How a run is split (docs/parallel.md): every rank holds the whole determinant space and the
- * solver's vectors, and runs the same solver on the same numbers; the rows of H are split by
- * nonzeros, each rank builds and multiplies its own rows (kernels/dist_op.c), and each product
- * ends with the rows gathered from their owners, so that every rank continues with the same
- * H X. Decisions that depend on a clock or a signal are agreed (cis_comm_or) and files are
+ * How a run is split (docs/parallel.md): every rank holds the whole determinant space; the rows
+ * of H are split by nonzeros, and the solver's vectors by the same rows (kernels/backend.h,
+ * cis_backend_part). Each rank builds and multiplies its own rows (kernels/dist_op.c), each
+ * product starting with the vectors' rows gathered from their owners, and runs the same solver
+ * on its rows, the sums over rows summed over the ranks, so that every rank takes the same
+ * decisions. Decisions that depend on a clock or a signal are agreed (cis_comm_or) and files are
  * written by rank 0 alone.
  *
  * Every call below is collective (all ranks call it, in the same order) unless it says not;
