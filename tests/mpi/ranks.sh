@@ -2,6 +2,8 @@
 # The same problem on one process and on NP ranks: the energies agree to 1e-10 Eh, and with a
 # reference (tests/data/*.ref, from PySCF) to 1e-8 Eh; the report says how the rows were split.
 # usage: ranks.sh MPIRUN CISOLVE CMP_REF SHOW_RESULTS NP REF|- INPUT [cisolve options]
+# RANKS_OPTS: options for the NP ranks alone, after the others (on a GPU machine:
+# RANKS_OPTS="--device gpu --threads 8", each rank on a GPU against one CPU process).
 set -u
 MPIRUN=$1 CIS=$2 CMP=$3 SHOW=$4 NP=$5 REF=$6 INPUT=$7; shift 7
 . "$(dirname "$0")/common.sh"
@@ -10,7 +12,7 @@ opts=(--device cpu --threads 1 "$@")
 "$CIS" "${opts[@]}" -o "$work/one.h5" --checkpoint "$work/one.ckpt.h5" "$INPUT" >"$work/one.log" 2>&1 \
   || fail "one process: $(tail -3 "$work/one.log")"
 "$SHOW" "$work/one.h5" >"$work/one.ref"
-mpi "$NP" "$CIS" "${opts[@]}" -o "$work/np.h5" --checkpoint "$work/np.ckpt.h5" "$INPUT" >"$work/np.log" 2>&1 \
+mpi "$NP" "$CIS" "${opts[@]}" ${RANKS_OPTS:-} -o "$work/np.h5" --checkpoint "$work/np.ckpt.h5" "$INPUT" >"$work/np.log" 2>&1 \
   || fail "$NP ranks exited $?: $(tail -5 "$work/np.log")"
 grep -E "^ranks +$NP, rows of H and of the solver's vectors split by nonzeros" "$work/np.log" || fail "the report does not give the ranks"
 [ "$(grep -c '^results ' "$work/np.log")" -eq 1 ] || fail "not one report (rank 0's)"
