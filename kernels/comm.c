@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <limits.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,30 @@ int cis_comm_size(void) { return g_size; }
 int cis_comm_local_rank(void) { return g_local; }
 int cis_comm_local_size(void) { return g_local_size; }
 
-/* The cores this process may use (its CPU affinity), the node's online cores and this rank's
- * share of them (online / ranks on the node); 0 when they cannot be read. */
+/* The cores of the places OpenMP binds this process's threads to, when it binds them
+ * (OMP_PROC_BIND): the initial thread itself is then bound to one place, so that its CPU
+ * affinity no longer tells the cores the process may use; 0 when OpenMP does not bind. */
+static long bound_cores(void) {
+  if (omp_get_proc_bind() == omp_proc_bind_false) return 0;
+  int np = omp_get_partition_num_places();
+  if (np <= 0) return 0;
+  int ids[np];
+  omp_get_partition_place_nums(ids);
+  long c = 0;
+  for (int i = 0; i < np; i++) c += omp_get_place_num_procs(ids[i]);
+  return c;
+}
+
+/* The cores this process may use (its CPU affinity, or OpenMP's places when it binds threads),
+ * the node's online cores and this rank's share of them (online / ranks on the node); 0 when
+ * they cannot be read. */
 static int cores(long *mine, long *online, long *share) {
   cpu_set_t set;
   *online = sysconf(_SC_NPROCESSORS_ONLN);
   if (*online < 1 || sched_getaffinity(0, sizeof set, &set) != 0) return 0;
   *mine = CPU_COUNT(&set);
+  long bound = bound_cores();
+  if (bound > *mine) *mine = bound;
   *share = *online / (g_local_size > 0 ? g_local_size : 1);
   return 1;
 }
