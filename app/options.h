@@ -64,6 +64,8 @@ typedef struct {
                                   generating them; auto (default): app/plan.c decides */
   int regen_host;           /* --regen host: a GPU run's streamed Expansion rows come from the
                                host (its cache, or generated there), not generated on the GPU */
+  int build_host;           /* --build host: a GPU run's stored rows are generated on the host's
+                               threads and uploaded, not counted and generated on the GPU */
   int threads;              /* 0 = OpenMP default */
   int dry_run;              /* --dry-run: print the plan (app/plan.h), build and write nothing */
   int verbose;

@@ -184,10 +184,11 @@ static cis_err make_backend(const cis_options *o, const cis_hmat *h, cis_backend
     CIS_CALL(cis_backend_create_cuda(n, o->device_index, be));
     return CIS_OK;
   }
-  /* auto: the GPU when one is usable, else the CPU, and say which and why. */
+  /* auto: the GPU when one is usable, else the CPU, and say which and why (not for a matrix
+   * built on the GPU, whose rows only a GPU stores). */
   if (cis_backend_cuda_device_count() > 0) {
     cis_err e = cis_backend_create_cuda(n, o->device_index, be);
-    if (e == CIS_OK) return CIS_OK;
+    if (e == CIS_OK || h->hyb.device_built) return e;
     if (!o->quiet) {
       printf("note             GPU not usable (%s); using the CPU\n", cis_error_message());
       if (h->matrix_free && o->matrix_free == CIS_MATRIX_FREE_AUTO)
@@ -217,6 +218,8 @@ static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backen
                              int64_t nvec, cis_operator **op) {
   cis_operator_info info = {h->n, h->hdiag, h->npre, h->hpp};
   if (h->matrix_free) return cis_hmat_rowgen_op_create(h, be, op);
+  CIS_CHECK(be->is_device || !h->hyb.device_built, CIS_ERR_INTERNAL,
+            "the matrix was built on the GPU, but the run is on the CPU");
   if (be->is_device)
     return cis_hyb_cuda_op_create(&h->hyb, &info, be, o->gpu_mem, nvec, op);
   return cis_hyb_op_create(&h->hyb, &info, be, op);

@@ -12,6 +12,7 @@
 #include "hamiltonian/rowgen_cuda.h"
 #endif
 #include "hamiltonian/space.h"
+#include "spmv/hyb_place.h"
 #include "kernels/operator.h"
 #include "solver/eigs.h"
 
@@ -75,16 +76,40 @@ int64_t cis_plan_pool_bytes(const cis_options *o, int64_t n, int ci, int gpu) {
  * instead of in a pass of its own; an explicit matrix's upload takes its own. */
 int cis_plan_census(int ci, int gpu) { return ci && gpu; }
 
-/* --matrix-free auto. Storing the rows costs their build on the host's threads and their upload
- * once; generating them costs more in every product than a stored product does. Per entry of
- * the matrix (docs/BENCHMARKS.md, "Rows generated on the GPU": F2 CAS(12,12) and H2O/6-31G*
- * FCI, H100 and H200): the build takes about STORE_THREAD_S / threads, the upload UPLOAD_S, a
- * stored product 1 / STORED_RATE, a generating one 1 / GEN_RATE (the slower inputs' rates). The
- * products expected: a Davidson iteration takes one per root, about EXPECT_ITERS iterations
- * (fewer with --max-iter), and the check for lower states about CHECK_PRODUCTS more. Lanczos
- * runs take many more products: they store. */
+/* What the device row generator takes (hamiltonian/rowgen_cuda.h cis_rowgen_cuda_why), as the
+ * options and the space tell it before the generator exists. */
+static int device_rows_ok(const cis_options *o, const cis_space *space) {
+#ifdef CISOLVE_HAVE_CUDA
+  int ms2 = abs(cis_space_nalpha(space) - cis_space_nbeta(space));
+  return !(o->spin_set && o->spin2 > ms2) && cis_space_norb(space) <= CIS_ROWGEN_CUDA_MAX_NORB &&
+         cis_space_ndet(space) <= INT32_MAX;
+#else
+  (void)o, (void)space;
+  return 0;
+#endif
+}
+
+/* Whether stored rows would be built on the GPU (cis_plan_gpu_build, whatever --matrix-free). */
+static int gpu_build_possible(const cis_options *o, const cis_space *space,
+                              const cis_plan_decisions *d) {
+  return space && d->gpu && !o->build_host && !o->regen_host && o->mem < 0 &&
+         !o->export_matrix[0] && o->ref_size <= CIS_TILE_AUTO_COLS && device_rows_ok(o, space);
+}
+
+/* --matrix-free auto. Storing the rows costs their build and their upload once; generating
+ * them costs more in every product than a stored product does. Per entry of the matrix
+ * (docs/BENCHMARKS.md, "Rows generated on the GPU": F2 CAS(12,12) and H2O/6-31G* FCI, H100 and
+ * H200): built on the host, the build takes about STORE_THREAD_S / threads and the upload
+ * UPLOAD_S; built on the GPU (cis_plan_gpu_build), both together GPU_BUILD_S (the whole runs'
+ * difference besides their products: H2O/6-31G* FCI (10e,16o) on an H200 stores from 2 roots
+ * on, 7.8 s against 8.4 s, and generates 1 root, 4.8 s against 5.0 s; H2O/6-31G FCI is within
+ * 10% either way from 1 to 8 roots); a stored product 1 / STORED_RATE, a generating one
+ * 1 / GEN_RATE (the slower inputs' rates). The products expected: a Davidson iteration takes
+ * one per root, about EXPECT_ITERS iterations (fewer with --max-iter), and the check for lower
+ * states about CHECK_PRODUCTS more. Lanczos runs take many more products: they store. */
 #define STORE_THREAD_S 3.8e-8
 #define UPLOAD_S 3.4e-10
+#define GPU_BUILD_S 5.6e-10
 #define STORED_RATE 3.7e11
 #define GEN_RATE 6.0e10
 #define EXPECT_ITERS 20
@@ -97,20 +122,21 @@ void cis_plan_matrix_free(const cis_options *o, const cis_space *space, cis_plan
       o->solver != CIS_SOLVER_DAVIDSON)
     return;
 #ifdef CISOLVE_HAVE_CUDA
-  /* what the device generator refuses (hamiltonian/rowgen_cuda.h cis_rowgen_cuda_why) */
-  int ms2 = abs(cis_space_nalpha(space) - cis_space_nbeta(space));
-  if ((o->spin_set && o->spin2 > ms2) || cis_space_norb(space) > CIS_ROWGEN_CUDA_MAX_NORB ||
-      cis_space_ndet(space) > INT32_MAX)
-    return;
+  if (!device_rows_ok(o, space)) return; /* what the device generator refuses */
   int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
   double per_product = 1.0 / GEN_RATE - 1.0 / STORED_RATE;
-  d->mf_breakeven = (int64_t)((STORE_THREAD_S / threads + UPLOAD_S) / per_product);
+  double store = gpu_build_possible(o, space, d) ? GPU_BUILD_S : STORE_THREAD_S / threads + UPLOAD_S;
+  d->mf_breakeven = (int64_t)(store / per_product);
   int iters = o->max_iter > 0 ? CIS_MIN(o->max_iter, EXPECT_ITERS) : EXPECT_ITERS;
   d->mf_expected = (int64_t)o->nroots * iters +
                    (o->check_roots != CIS_CHECK_NONE ? CHECK_PRODUCTS : 0);
   d->mf_auto = 1;
   d->matrix_free = d->mf_expected < d->mf_breakeven;
 #endif
+}
+
+void cis_plan_gpu_build(const cis_options *o, const cis_space *space, cis_plan_decisions *d) {
+  d->gpu_build = !d->matrix_free && gpu_build_possible(o, space, d);
 }
 
 void cis_plan_decide(const cis_options *o, int64_t n, const cis_space *space,
@@ -128,7 +154,9 @@ void cis_plan_decide(const cis_options *o, int64_t n, const cis_space *space,
   d->host_vectors = cis_plan_host_vectors(o);
   d->device_vectors = cis_plan_device_vectors(o);
   cis_plan_matrix_free(o, space, d);
-  if (d->matrix_free) { /* no row stored: no cache, no pool, no census */
+  cis_plan_gpu_build(o, space, d);
+  if (d->matrix_free || d->gpu_build) { /* no row stored on the host: no cache, no pool, and
+                                           the GPU build counts the rows itself */
     d->host_cache = d->cache_none_within = d->pool_bytes = 0;
     d->census = 0;
   }
@@ -142,6 +170,8 @@ void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_h
   h->nthreads = o->threads;
   h->cache_none_within = d->cache_none_within;
   h->host_regen = o->regen_host;
+  h->gpu_build = d->gpu_build;
+  h->gpu_device = o->device_index < 0 ? 0 : o->device_index;
   h->no_rows = d->matrix_free;
   h->census = d->census;
 }
@@ -202,7 +232,7 @@ static void plan_gpu(const cis_options *o, cis_plan *pl) {
       .ell_nslices = hm->ell_nslices, .nnz_exp = hm->nnz_exp, .nblocks = hm->nblocks,
       .block_rows = hm->block_rows, .host_cached = hm->ncached, .dict_size = hm->dict_size,
       .dict_cover = hm->dict_cover, .l2 = pl->gpu.l2, .nthreads = omp_get_max_threads(),
-      .devgen_bytes = hm->devgen_bytes};
+      .devgen_bytes = hm->devgen_bytes, .gpu_build = pl->dec.gpu_build};
   in.budget = pl->gpu_offer = cis_plan_gpu_matrix_bytes(o, hm->n);
   if (pl->dec.pool_bytes > 0) { /* the build sends its blocks to a pool */
     in.pool_est = hm->build_nnz_exp;
@@ -212,9 +242,10 @@ static void plan_gpu(const cis_options *o, cis_plan *pl) {
   pl->gpu_vectors = cis_plan_device_vectors(o);
   /* the streaming buffers are kept back from the budget, and take memory once a block streams */
   pl->gpu_bytes = pl->place.min_bytes + pl->place.resident_bytes +
-                  (!pl->place.streamed_blocks ? 0
-                   : pl->place.devgen ? hm->devgen_bytes
-                                      : pl->place.stream_reserve) +
+                  (pl->place.gpu_build ? 0 /* in min_bytes */
+                   : !pl->place.streamed_blocks ? 0
+                   : pl->place.devgen           ? hm->devgen_bytes
+                                                : pl->place.stream_reserve) +
                   pl->gpu_vectors * hm->n * 8;
 }
 

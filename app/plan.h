@@ -83,6 +83,8 @@ typedef struct {
   int mf_auto;               /* decided by --matrix-free auto: the two numbers below */
   int64_t mf_expected;       /* products the run is expected to take */
   int64_t mf_breakeven;      /* products beyond which storing the rows pays */
+  int gpu_build;             /* the stored rows counted and generated on the GPU, none on the
+                                host (cis_plan_gpu_build) */
 } cis_plan_decisions;
 
 /* space: the determinant space of an integral problem (ci), NULL for an explicit matrix. */
@@ -93,6 +95,14 @@ void cis_plan_decide(const cis_options *o, int64_t n, const cis_space *space,
  * takes the space (hamiltonian/rowgen_cuda.h) and the products expected (d->mf_expected) are
  * fewer than those after which storing pays (d->mf_breakeven). */
 void cis_plan_matrix_free(const cis_options *o, const cis_space *space, cis_plan_decisions *d);
+/* Whether a stored CI matrix's rows are counted and generated on the GPU, which then stores
+ * them, and not on the host (d->gpu_build): in a GPU run, unless --build host, --regen host,
+ * --mem (a host cache asked for), --export-matrix (the host writes the rows), a Reference
+ * region wider than the GPU keeps in one sliced ELL block (--ref-size above
+ * CIS_TILE_AUTO_COLS: the column tiles are packed on the host), or rows the device generator
+ * does not make (hamiltonian/rowgen_cuda.h). The build falls back to the host where the GPU
+ * cannot. */
+void cis_plan_gpu_build(const cis_options *o, const cis_space *space, cis_plan_decisions *d);
 /* The build's options that carry the decisions (the pool, a sink, and progress are the
  * caller's to add). */
 void cis_plan_hmat_opts(const cis_options *o, const cis_plan_decisions *d, cis_hmat_opts *h);

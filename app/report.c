@@ -165,12 +165,22 @@ static void report_stored(const cis_report *r) {
            cis_format_bytes((double)h->stats.streamed_bytes_per_matvec, b3, sizeof b3));
   char deflt[200];
   const cis_plan_decisions *d = r->dec;
+  if (y->device_built) {
+    printf("build            %.3f s (space %.3f s, matrix %.3f s): the rows counted on the GPU "
+           "(%.3f s), the host stores none; the upload generates them into the GPU's layouts "
+           "(--build host: on the host's threads)\n",
+           r->t_space + r->t_hmat, r->t_space, r->t_hmat, h->stats.t_gpu_count);
+    return;
+  }
   const char *why = budget_why(d, h->stats.budget == 0 && d->cache_none_within > 0 && h->space,
                                y->sink != NULL, deflt, sizeof deflt);
   printf("budget           %s (%s)\n", cis_format_bytes((double)h->stats.budget, b1, sizeof b1),
          why);
   printf("build            %.3f s (space %.3f s, matrix %.3f s), %.3g elements generated\n",
          r->t_space + r->t_hmat, r->t_space, r->t_hmat, (double)h->stats.elements_generated);
+  if (h->stats.gpu_build_note[0])
+    printf("note             the rows were built on the host, not on the GPU: %s\n",
+           h->stats.gpu_build_note);
 }
 
 /* Why --matrix-free auto stored the rows or not (run and plan alike). */
@@ -532,14 +542,17 @@ static void plan_gpu_lines(const cis_plan *pl, int r_gpu_mem) {
   }
   if (g->streamed_blocks == 0)
     printf("gpu placement    every Expansion block resident (%lld), %s\n", (long long)hm->nblocks,
-           g->regenerated_at_upload == 0 ? "copied from the host cache at upload"
+           g->gpu_build ? "generated into place on the GPU at upload (--build gpu)"
+           : g->regenerated_at_upload == 0 ? "copied from the host cache at upload"
            : g->pool ? "sent to the GPU as the build generates them (the build's pool)"
                      : "regenerated once at upload (the host caches them not)");
   else if (g->devgen)
     printf("gpu placement    %lld of %lld Expansion blocks resident%s; %lld generated on the GPU "
            "in every product (row generator tables %s)\n",
            (long long)g->resident_blocks, (long long)hm->nblocks,
-           g->regenerated_at_upload ? " (some regenerated once at upload)" : "",
+           g->gpu_build                 ? " (generated into place on the GPU at upload)"
+           : g->regenerated_at_upload ? " (some regenerated once at upload)"
+                                      : "",
            (long long)g->streamed_blocks, cis_format_bytes((double)hm->devgen_bytes, b1, sizeof b1));
   else
     printf("gpu placement    %lld of %lld Expansion blocks resident%s; %lld streamed in every "

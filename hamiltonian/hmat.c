@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -501,6 +502,111 @@ cleanup:
   return err;
 }
 
+#ifdef CISOLVE_HAVE_CUDA
+/* opts->gpu_build: the rows this process stores counted on the GPU, as the upload will store
+ * them (hamiltonian/rowgen_cuda.h cis_rowgen_cuda_census): the ELL's row lengths and slices,
+ * every block's entries and the census, with the dictionary chosen from a sample of rows the
+ * host generates; no entry is kept on the host (hyb.device_built). */
+static cis_err build_ci_gpu(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  cis_hyb *hy = &h->hyb;
+  cis_ell *e = &hy->ell;
+  int64_t n = h->n;
+  cis_hmat_ci_decision dec = {0};
+  cis_rowgen_cuda *dg = NULL;
+  cis_census *cen = NULL;
+  int32_t *ncoded = NULL;
+  double t0 = cis_wtime();
+  CIS_TRY(cis_hmat_ci_decide(g, opts, &dec));
+  int64_t r0 = opts->rows_split ? opts->row_begin : 0, r1 = opts->rows_split ? opts->row_end : n;
+  if (!((r0 % dec.block_rows == 0 || r0 == n) && (r1 % dec.block_rows == 0 || r1 == n) &&
+        r0 <= r1 && r1 <= n))
+    CIS_FAIL(CIS_ERR_INTERNAL, "rows [%lld, %lld) of %lld are not whole blocks of %lld",
+             (long long)r0, (long long)r1, (long long)n, (long long)dec.block_rows);
+  CIS_TRY(cis_hmat_alloc_blocks(hy, n, dec.block_rows));
+  CIS_TRY(cis_calloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
+  e->boundary = h->nref;
+  /* the dictionary, from a sample of rows generated on the host */
+  hy->regen = cis_rowgen_regen;
+  hy->regen_ctx = (void *)g;
+  hy->nnz_exp = (int64_t)(dec.exp_row * (double)dec.nloc);
+  CIS_TRY(cis_calloc(&cen, 1, sizeof *cen, "census"));
+  CIS_TRY(cis_census_init(cen, hy, 1));
+  if (!cen->ncoded)
+    CIS_TRY(cis_calloc(&ncoded, (size_t)CIS_MAX(n, (int64_t)1), sizeof *ncoded, "coded entries"));
+  t0 = cis_wtime();
+  CIS_TRY(cis_rowgen_cuda_create_on(g, opts->gpu_device, &dg));
+  CIS_TRY(cis_rowgen_cuda_census(dg, r0, r1 - r0, cen->dict.size ? &cen->dict : NULL,
+                                 e->row_len + r0, cen->rlen + r0,
+                                 (cen->ncoded ? cen->ncoded : ncoded) + r0));
+  cis_rowgen_cuda_destroy(&dg);
+  h->stats.t_gpu_count = cis_wtime() - t0;
+  /* the blocks: this process's uncached, with their counts; other ranks' empty */
+  hy->nnz_exp = 0;
+  hy->ncached = 0;
+  for (int64_t b = 0; b < hy->nblocks; b++) {
+    cis_csr_block *blk = &hy->blocks[b];
+    int64_t nnz = 0, coded = 0, longest = 0;
+    if (blk->row0 >= r0 && blk->row0 < r1) {
+      for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
+        nnz += cen->rlen[r];
+        coded += cen->ncoded ? cen->ncoded[r] : 0;
+        longest = CIS_MAX(longest, (int64_t)cen->rlen[r]);
+      }
+      blk->nnz = nnz;
+    } else { /* another rank's rows: empty and cached, as the host's build leaves them */
+      CIS_TRY(cis_csr_block_reserve(blk, blk->nrows, 1));
+      memset(blk->rowptr, 0, sizeof(int64_t) * (size_t)(blk->nrows + 1));
+      blk->nnz = 0;
+      hy->ncached++;
+    }
+    cen->bnnz[b] = nnz;
+    if (cen->bcoded) cen->bcoded[b] = coded;
+    cen->counted[b] = 1;
+    cen->longest = CIS_MAX(cen->longest, longest);
+    hy->nnz_exp += nnz;
+  }
+  /* the ELL's shape, without its entries */
+  e->nrows = n;
+  e->slice = CIS_ELL_SLICE;
+  e->nslices = (n + e->slice - 1) / e->slice;
+  CIS_TRY(cis_malloc(&e->slice_ptr, (size_t)e->nslices + 1, sizeof(int64_t), "ELL slices"));
+  CIS_TRY(cis_malloc(&e->slice_width, (size_t)e->nslices, sizeof(int32_t), "ELL widths"));
+  e->slice_ptr[0] = 0;
+  e->nnz = 0;
+  for (int64_t sl = 0; sl < e->nslices; sl++) {
+    int32_t w = 0;
+    for (int64_t r = sl * e->slice; r < CIS_MIN(n, (sl + 1) * e->slice); r++) {
+      w = CIS_MAX(w, e->row_len[r]);
+      e->nnz += e->row_len[r];
+    }
+    e->slice_width[sl] = w;
+    e->slice_ptr[sl + 1] = e->slice_ptr[sl] + (int64_t)w * e->slice;
+  }
+  hy->census = cen;
+  cen = NULL;
+  hy->device_built = 1;
+  hy->dev_row0 = r0;
+  hy->dev_row1 = r1;
+  h->stats.gpu_built = 1;
+  h->stats.elements_generated = e->nnz + hy->nnz_exp;
+  h->stats.budget = 0;
+cleanup:
+  cis_rowgen_cuda_destroy(&dg);
+  if (cen) cis_census_free(cen);
+  cis_free(&cen);
+  cis_free(&ncoded);
+  if (err != CIS_OK) { /* left as an empty matrix for the host's build */
+    cis_hyb_free(hy);
+    hy->n = n;
+    hy->regen = NULL;
+    hy->regen_ctx = NULL;
+  }
+  return err;
+}
+#endif
+
 /* The preconditioner's block generated row by row on the threads (so a rank whose ELL rows do
  * not hold it has it whole too). */
 static cis_err hpp_from_rows(cis_hmat *h, const cis_rowgen *g) {
@@ -554,7 +660,33 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   CIS_TRY(cis_calloc(&im->rg, 1, sizeof *im->rg, "row generator"));
   CIS_TRY(cis_rowgen_init(ints, space, im->rg));
   cis_rowgen_set_spin(im->rg, spin_shift, spin_s2);
-  if (opts && opts->no_rows) {
+  int gpu_built = 0;
+#ifdef CISOLVE_HAVE_CUDA
+  if (opts && opts->gpu_build && !opts->no_rows) {
+    const char *why = cis_rowgen_cuda_why(im->rg);
+    if (why) {
+      snprintf(h->stats.gpu_build_note, sizeof h->stats.gpu_build_note, "%s", why);
+    } else {
+      cis_err e = build_ci_gpu(h, im->rg, opts);
+      if (e == CIS_OK) {
+        gpu_built = 1;
+      } else if (e == CIS_ERR_NOMEM || e == CIS_ERR_RESOURCE) { /* the host builds instead */
+        snprintf(h->stats.gpu_build_note, sizeof h->stats.gpu_build_note, "%s",
+                 cis_error_message());
+        cis_error_clear();
+      } else {
+        CIS_TRY(e);
+      }
+    }
+  }
+#endif
+  if (gpu_built) {
+    h->hyb.regen_apply = cis_rowgen_apply;
+#ifdef CISOLVE_HAVE_CUDA
+    h->hyb.regen_dev = cis_rowgen_regen_dev;
+    h->hyb.regen_dev_ctx = im->rg;
+#endif
+  } else if (opts && opts->no_rows) {
     CIS_TRY(setup_matrix_free(h, im->rg, opts));
   } else {
     CIS_TRY(build_ci(h, im->rg, opts));

@@ -51,6 +51,12 @@ typedef struct {
   int64_t row_begin, row_end;
   int host_regen;      /* CI matrices in CUDA builds: no device regenerator (hyb.regen_dev), so
                          that a GPU upload sends the blocks it does not keep from the host */
+  int gpu_build;       /* CI matrices in CUDA builds: count the rows on GPU gpu_device and store
+                         none on the host (hyb.device_built): a GPU upload generates them into its
+                         layouts. Where the GPU cannot (no usable device, a row the device
+                         generator does not make), the host builds them as usual and
+                         stats.gpu_build_note says why. */
+  int gpu_device;
   int no_rows;         /* CI matrices: store no row (--matrix-free): only the diagonal, the
                          preconditioner's block and the row generator are made, and every
                          product generates the rows again (hamiltonian/hmat_op.h); hyb stays
@@ -62,6 +68,9 @@ typedef struct {
   int64_t elements_generated;/* matrix elements produced while building */
   int64_t ell_bytes, cached_bytes, streamed_bytes_per_matvec;
   int64_t budget;            /* the budget that was applied */
+  int gpu_built;             /* the rows were counted on the GPU (hyb.device_built) ... */
+  double t_gpu_count;        /* ... in this many seconds (its generator's tables included) */
+  char gpu_build_note[200];  /* gpu_build asked for, not done: why */
 } cis_hmat_stats;
 
 /* The preconditioner's dense block is the Reference block of the first

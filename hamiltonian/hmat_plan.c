@@ -160,7 +160,7 @@ cis_err cis_hmat_plan_ci(const cis_integrals *ints, const cis_space *space,
   if (!(opts && opts->host_regen) && !cis_rowgen_cuda_why(g))
     out->devgen_bytes = cis_rowgen_cuda_bytes(g);
 #endif
-  if (opts && opts->census) CIS_TRY(plan_dictionary(out, g));
+  if (opts && (opts->census || opts->gpu_build)) CIS_TRY(plan_dictionary(out, g));
 cleanup:
   cis_free(&ref_len);
   cis_free(&exp_len);

@@ -43,6 +43,9 @@ const char *cis_rowgen_cuda_why(const cis_rowgen *g);
 int64_t cis_rowgen_cuda_bytes(const cis_rowgen *g);
 /* On the current device; CIS_ERR_USAGE (with cis_rowgen_cuda_why's reason) where it cannot. */
 cis_err cis_rowgen_cuda_create(const cis_rowgen *g, cis_rowgen_cuda **out);
+/* The same on CUDA device `device` (< 0: 0), made the calling thread's current device;
+ * CIS_ERR_RESOURCE when it is not usable. */
+cis_err cis_rowgen_cuda_create_on(const cis_rowgen *g, int device, cis_rowgen_cuda **out);
 void cis_rowgen_cuda_destroy(cis_rowgen_cuda **d);
 /* Device bytes it holds. */
 int64_t cis_rowgen_cuda_size(const cis_rowgen_cuda *d);
@@ -69,6 +72,19 @@ cis_err cis_rowgen_cuda_fill(const cis_rowgen_cuda *d, int64_t row0, int64_t nro
 cis_err cis_rowgen_cuda_apply(const cis_rowgen_cuda *d, int64_t row0, int64_t nrows,
                               int64_t min_col, int k, const double *x, int64_t ldx, double *Y,
                               int64_t ldy, void *stream);
+
+/* A matrix built on the device (docs/gpu.md): for rows [row0, row0 + nrows), host arrays of
+ * nrows: each row's entries in columns < nref (the Reference region: ell_len), its other ones
+ * (exp_len), and of them those whose magnitude `dict` codes (exp_coded; 0 without a dictionary),
+ * counted as cis_rowgen_cuda_place stores them. */
+struct cis_vdict;
+cis_err cis_rowgen_cuda_census(const cis_rowgen_cuda *d, int64_t row0, int64_t nrows,
+                               const struct cis_vdict *dict, int32_t *ell_len, int32_t *exp_len,
+                               int32_t *exp_coded);
+/* The rows of L written into the device layouts it describes (spmv/hyb.h cis_dev_layout), on
+ * `stream`, which it waits for; ell_len: each row's Reference entries (device, n). */
+cis_err cis_rowgen_cuda_place(const cis_rowgen_cuda *d, const cis_dev_layout *L,
+                              const int32_t *ell_len, void *stream);
 
 /* cis_regen_dev_fn (spmv/hyb.h) of a cis_rowgen: the Expansion rows (columns >= nref). */
 cis_err cis_rowgen_regen_dev(void *ctx, int64_t *bytes, char *why, cis_regen_dev **out);

@@ -68,10 +68,38 @@ typedef struct cis_block_sink cis_block_sink;
  *    (x[c * k + j]), Y column-major with leading dimension ldy; device pointers.
  *  destroy: frees it (device memory included). */
 typedef struct cis_regen_dev cis_regen_dev;
+struct cis_vdict;
+/* Where place writes a matrix's rows on the device (device arrays; spmv/hyb_cuda_private.cuh
+ * describes the layouts): the Reference entries (columns < nref) of every row into the sliced
+ * ELL (ell_col NULL: not written), rows in slices of `slice`, slice s at ell_ptr[s] with width
+ * ell_width[s], each row's entries in lane order of 2; the Expansion entries of the rows whose
+ * ranges rp[r]..rp[r+1] (plain) and crp[r]..crp[r+1] (coded; crp NULL: none) hold them (rp NULL:
+ * not written), plain ones in lane order of 2, coded ones (their magnitude in `dict`) of 4.
+ * lanes: the lanes the lane order is for (0: each row's own order). bits: 16 or 32-bit columns.
+ * *bad (device) is set when a row's entries do not match their ranges. */
+typedef struct {
+  int64_t row0, nrows, nref;
+  int lanes;
+  int slice, ell_bits;
+  const int64_t *ell_ptr;
+  const int32_t *ell_width, *ell_len; /* ell_len: each row's Reference entries (n) */
+  void *ell_col;
+  double *ell_val;
+  int csr_bits;
+  const int64_t *rp, *crp;
+  void *col, *ccol;
+  double *val;
+  uint16_t *code;
+  const struct cis_vdict *dict; /* host; NULL: no coded part */
+  int *bad;
+} cis_dev_layout;
 struct cis_regen_dev {
   int64_t bytes; /* device memory it holds */
   cis_err (*apply)(cis_regen_dev *g, int64_t row0, int64_t nrows, int k, const double *x,
                    double *Y, int64_t ldy, void *stream);
+  /* Optional: rows [L->row0, L->row0 + L->nrows) written into the layouts L describes, on
+   * `stream` (a matrix built on the device: its rows exist nowhere else). */
+  cis_err (*place)(cis_regen_dev *g, const cis_dev_layout *L, void *stream);
   void (*destroy)(cis_regen_dev *g);
 };
 /* Makes the device regenerator of ctx on the current device (*out), or says in why[160] why it
@@ -95,6 +123,12 @@ typedef struct {
   void *regen_dev_ctx;            /* the blocks a GPU upload does not keep (CUDA builds) */
   struct cis_census *census;      /* optional, owned: the census of the Expansion rows taken
                                      while they were generated (spmv/census.h) */
+  /* Built on the GPU (hamiltonian/hmat.c): the rows exist only as counts, the ELL's row lengths
+   * and slices (no col or val) and a complete census; no block of rows [dev_row0, dev_row1) is
+   * cached (other rows are another rank's, empty). Only a GPU upload takes such a matrix: it
+   * writes the rows into its layouts on the device (cis_regen_dev place). */
+  int device_built;
+  int64_t dev_row0, dev_row1;
   cis_block_sink *sink;           /* optional, borrowed: where the build sent every Expansion
                                      block as it generated it (cis_block_sink below) */
   cis_progress *progress;         /* optional, borrowed: told how long passes over the rows
@@ -169,6 +203,32 @@ cis_err cis_hyb_to_csr(const cis_hyb *h, const int32_t *rlen, cis_csr *out);
  * by component, so that the lanes reading component j of a step hold consecutive entries of
  * the row. lanes 0: the row's own order (to[k] = k). */
 void cis_lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to);
+/* The same, one entry at a time, for writers on the device: where the row's k-th entry goes
+ * (p0 + to[k] of cis_lane_order), 0 <= k < p1 - p0. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int64_t cis_lane_pos(int64_t p0, int64_t p1, int v, int lanes, int64_t k) {
+  if (lanes == 0) return p0 + k;
+  int64_t W = (int64_t)v * lanes, a = p0 & -(int64_t)v;
+  int64_t first = (a + W < p1 ? a + W : p1) - p0; /* the first window's entries */
+  if (k >= first) {
+    k -= first;
+    a += W * (1 + k / W);
+    k %= W;
+  }
+  int64_t lo = a > p0 ? a : p0, hi = a + W < p1 ? a + W : p1;
+  for (int j = 0; j < v; j++) { /* component j: lanes l with lo <= a + v l + j < hi */
+    int64_t num = lo - a - j, top = hi - 1 - a - j;
+    int64_t lmin = num <= 0 ? 0 : (num + v - 1) / v;
+    int64_t lmax = top < 0 ? -1 : top / v;
+    if (lmax > lanes - 1) lmax = lanes - 1;
+    int64_t cnt = lmax >= lmin ? lmax - lmin + 1 : 0;
+    if (k < cnt) return a + (int64_t)v * (lmin + k) + j;
+    k -= cnt;
+  }
+  return -1;
+}
 
 /* Column tiles of the Reference region (docs/gpu.md), the device layout used when the
  * Reference slice of x is too large to stay in a multiprocessor's L1. Rows are taken in groups

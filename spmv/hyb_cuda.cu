@@ -39,7 +39,10 @@ static int vectors_per_pass(int64_t bytes, int64_t l2, int resident, int coop, i
 int64_t cis_hyb_cuda_min_bytes(const cis_hyb *h, int flags) {
   int tiled = hyb_tiled_layout(h, flags);
   int64_t b = tiled ? hyb_tiled_bytes(h) : hyb_sliced_bytes(&h->ell, hyb_index_bits(h, tiled));
-  return cis_place_min_bytes(h->n, b, hyb_csr_bits(h, tiled));
+  int64_t gen = 0; /* a matrix built on the GPU needs its generator to be placed */
+  if (h->device_built && h->regen_dev && h->regen_dev(h->regen_dev_ctx, &gen, NULL, NULL) != CIS_OK)
+    cis_error_clear();
+  return cis_place_min_bytes(h->n, b, hyb_csr_bits(h, tiled)) + CIS_MAX(gen, (int64_t)0);
 }
 
 cis_err hyb_dev_alloc(void *pp, size_t bytes, const char *what) {

@@ -72,6 +72,7 @@ typedef struct {
   int64_t work_bytes;      /* multi-vector workspace */
   int64_t resident_blocks, streamed_blocks;
   int64_t regenerated_blocks; /* resident blocks the host does not cache: regenerated at upload */
+  int gpu_placed;          /* the matrix was built on the GPU: its rows generated into place */
   int64_t built_blocks;    /* resident blocks taken from the build's pool (cis_hyb_cuda_pool_create):
                               sent to the device as the build generated them, none regenerated */
   int64_t pool_bytes;      /* the pool's device arrays, freed once SELL-32 is filled from them */

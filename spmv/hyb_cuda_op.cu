@@ -84,6 +84,9 @@ static void report_placement(const hyb_cuda_op *c, const cis_hyb_cuda_info *in, 
   if (in->built_blocks)
     snprintf(regen, sizeof regen, ", %lld of them sent to it as the host built them",
              (long long)in->built_blocks);
+  if (in->gpu_placed)
+    snprintf(regen, sizeof regen, ", generated into place on the GPU (the matrix was built "
+             "there)");
   if (in->sell)
     fprintf(out, "gpu placement    the whole matrix resident as SELL-%d, a lane per row: %s "
                  "(32-bit columns, %lld entries with padding; %lld of %lld Expansion blocks%s)\n",
@@ -119,6 +122,8 @@ static void report_placement(const hyb_cuda_op *c, const cis_hyb_cuda_info *in, 
   if (in->built_blocks)
     snprintf(split, sizeof split, "from the build's pool of %s, which took the build's threads "
              "%.3f s", cis_format_bytes((double)in->pool_bytes, b1, sizeof b1), in->pool_seconds);
+  else if (in->gpu_placed)
+    snprintf(split, sizeof split, "generated on the GPU with the Reference ELL");
   else
     snprintf(split, sizeof split, "split into staging %.3f, waiting for copies %.3f",
              in->csr_split_seconds, in->csr_wait_seconds);

@@ -1,7 +1,7 @@
 /* cisolve: the hybrid upload: the Reference region (one sliced ELL block or column tiles), the
  * census and the choice of resident Expansion blocks, and the resident Expansion CSR with its
  * coded part, split from the host's blocks on OpenMP threads (or placed from the build's pool,
- * hyb_cuda_pool.cu). */
+ * hyb_cuda_pool.cu, or, for a matrix built on the GPU, generated in place there). */
 #include <omp.h>
 #include <string.h>
 
@@ -47,6 +47,7 @@ static int64_t ell_entries(const cis_ell *e) {
  * be counted in 32 bits. (The thresholds: spmv/hyb_place.h.) */
 int hyb_tiled_layout(const cis_hyb *h, int flags) {
   const cis_ell *e = &h->ell;
+  if (h->device_built) return 0; /* its rows are placed in a sliced ELL only */
   if (!cis_place_tiled_wanted(h->n, e->boundary, e->nnz, flags)) return 0;
   int32_t longest = 0;
   for (int64_t r = 0; r < e->nrows; r++) longest = CIS_MAX(longest, e->row_len[r]);
@@ -160,7 +161,8 @@ cis_err hyb_ell_create(cis_hyb_cuda *d, const cis_ell *e, int bits) {
                           cudaMemcpyHostToDevice));
   CIS_CUDA_TRY(cudaMemcpy(d->ell.row_len, e->row_len, (size_t)e->nrows * 4,
                           cudaMemcpyHostToDevice));
-  CIS_TRY(ell_upload(d, e, dptr, bits));
+  if (!d->h->device_built) /* else placed with the Expansion rows (hyb_csr_upload) */
+    CIS_TRY(ell_upload(d, e, dptr, bits));
   d->info.ell_bytes = hyb_sliced_bytes(e, bits);
 cleanup:
   cis_free(&dptr);
@@ -502,6 +504,52 @@ cis_err hyb_table_upload(cis_hyb_cuda *d) {
   return CIS_OK;
 }
 
+/* A matrix built on the device: the Reference entries of its rows into the sliced ELL and the
+ * Expansion entries of its resident blocks into the CSR, plain and coded, generated once more
+ * on the device and written in place (the rows' counts gave the layouts). */
+static cis_err device_place(cis_hyb_cuda *d) {
+  const cis_hyb *h = d->h;
+  int *bad = NULL, hbad = 0;
+  CIS_CHECK(d->gen && d->gen->place, CIS_ERR_INTERNAL,
+            "a matrix built on the GPU, but no device generator to place its rows");
+  CIS_CUDA(cudaMalloc((void **)&bad, sizeof *bad));
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  CIS_CUDA_TRY(cudaMemset(bad, 0, sizeof *bad));
+  cis_dev_layout L;
+  memset(&L, 0, sizeof L);
+  L.row0 = h->dev_row0;
+  L.nrows = h->dev_row1 - h->dev_row0;
+  L.nref = h->ell.boundary;
+  L.lanes = d->tune.lane_order;
+  L.slice = (int)h->ell.slice;
+  L.ell_bits = d->ell.bits;
+  L.ell_ptr = d->ell.slice_ptr;
+  L.ell_width = d->ell.slice_width;
+  L.ell_len = d->ell.row_len;
+  L.ell_col = d->ell.col;
+  L.ell_val = d->ell.val;
+  L.csr_bits = d->csr.bits;
+  L.rp = d->csr.rowptr;
+  L.col = d->csr.col;
+  L.val = d->csr.val;
+  L.crp = d->coded.dict ? d->coded.rowptr : NULL;
+  L.ccol = d->coded.col;
+  L.code = d->coded.code;
+  L.dict = d->coded.dict;
+  L.bad = bad;
+  CIS_CUDA_TRY(cudaDeviceSynchronize()); /* the arrays were cleared on the legacy stream */
+  CIS_TRY(d->gen->place(d->gen, &L, (void *)d->stream));
+  CIS_CUDA_TRY(cudaMemcpy(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost));
+  if (hbad)
+    CIS_FAIL(CIS_ERR_INTERNAL, "the rows generated on the GPU do not match their counts");
+  d->info.gpu_placed = 1;
+  d->info.regenerated_blocks = 0;
+cleanup:
+  cudaFree(bad);
+  return err;
+}
+
 cis_err hyb_csr_upload(cis_hyb_cuda *d, const char *resident, cis_hyb_cuda_pool *pool) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -542,7 +590,10 @@ cis_err hyb_csr_upload(cis_hyb_cuda *d, const char *resident, cis_hyb_cuda_pool 
     CIS_CUDA_TRY(cudaMemcpy(d->coded.rowptr, crp, (size_t)(h->n + 1) * 8, cudaMemcpyHostToDevice));
     CIS_TRY(hyb_table_upload(d));
   }
-  CIS_TRY(pool ? hyb_pool_place(d, pool) : blocks_upload(d, resident, rp, crp));
+  if (h->device_built)
+    CIS_TRY(device_place(d));
+  else
+    CIS_TRY(pool ? hyb_pool_place(d, pool) : blocks_upload(d, resident, rp, crp));
   CIS_TRY(cis_malloc(&d->st.ids, (size_t)ns, sizeof *d->st.ids, "streamed block list"));
   for (int64_t b = 0; b < h->nblocks; b++)
     if (!resident[b]) d->st.ids[d->st.nblocks++] = b;

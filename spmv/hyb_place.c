@@ -96,14 +96,16 @@ void cis_place_plan_make(const cis_place_input *in, cis_place_plan *o) {
   int64_t n = in->n, nb = in->nblocks;
   memset(o, 0, sizeof *o);
   /* the longest row has at most `boundary` Reference entries */
-  o->tiled = cis_place_tiled_wanted(n, in->boundary, in->ell_nnz, 0) &&
+  o->gpu_build = in->gpu_build;
+  o->tiled = !in->gpu_build && cis_place_tiled_wanted(n, in->boundary, in->ell_nnz, 0) &&
              cis_place_tiled_fits(in->boundary);
   o->index_bits = cis_place_index_bits(o->tiled, in->boundary);
   o->csr_bits = cis_place_csr_bits(o->index_bits, n);
   o->ell_bytes = o->tiled ? cis_place_tiled_bytes(n, in->boundary, in->ell_nnz)
                           : cis_place_sliced_bytes(in->ell_slots, in->ell_nslices, n,
                                                    o->index_bits);
-  o->min_bytes = cis_place_min_bytes(n, o->ell_bytes, o->csr_bits);
+  o->min_bytes = cis_place_min_bytes(n, o->ell_bytes, o->csr_bits) +
+                 (in->gpu_build ? in->devgen_bytes : 0); /* its generator places its rows */
   o->stream_reserve = cis_place_stream_reserve(in->nnz_exp, nb, in->block_rows, in->nthreads);
   int64_t avail = CIS_MAX((int64_t)0, in->budget - o->min_bytes - o->stream_reserve);
   /* every block may be resident: the host caches it or regenerates it */
@@ -116,8 +118,9 @@ void cis_place_plan_make(const cis_place_input *in, cis_place_plan *o) {
   o->resident_blocks = bytes > 0 ? CIS_MIN(nb, avail / bytes) : nb;
   /* blocks left to stream, a device regenerator that fits beside the rest: the upload gives
    * its tables the streaming buffers' room and chooses again (spmv/hyb_cuda_stream.cu) */
-  int64_t room = avail + (o->coded ? overhead : 0) + o->stream_reserve - in->devgen_bytes;
-  if (o->resident_blocks < nb && in->devgen_bytes > 0 && room >= 0) {
+  int64_t room = avail + (o->coded ? overhead : 0) + o->stream_reserve -
+                 (in->gpu_build ? 0 : in->devgen_bytes); /* (counted in min_bytes) */
+  if (in->gpu_build || (o->resident_blocks < nb && in->devgen_bytes > 0 && room >= 0)) {
     if (o->coded) room = CIS_MAX((int64_t)0, room - overhead);
     o->resident_blocks = bytes > 0 ? CIS_MIN(nb, room / bytes) : nb;
     o->devgen = o->resident_blocks < nb;

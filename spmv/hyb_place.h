@@ -121,6 +121,10 @@ typedef struct {
   int64_t devgen_bytes;     /* > 0: the matrix has a device regenerator (spmv/hyb.h) whose
                                tables take this much: it generates the streamed blocks, and
                                their room replaces the streaming buffers' */
+  int gpu_build;            /* the matrix was built on the GPU (spmv/hyb.h device_built): its
+                               regenerator's tables are made whatever streams, its Reference
+                               region is one sliced ELL block, its blocks are generated into
+                               place at upload */
 } cis_place_input;
 
 typedef struct {
@@ -137,6 +141,7 @@ typedef struct {
   int64_t regenerated_at_upload; /* resident blocks the host does not cache: regenerated once
                                at upload, unless the pool took them */
   int pool;                 /* the build's pool takes the blocks and the upload uses them */
+  int gpu_build;            /* the input's: resident blocks are generated into place */
   int sell_candidate;       /* SELL-32 unless its padding or room say no (counted at upload) */
 } cis_place_plan;
 

@@ -34,7 +34,7 @@
 #define CIS_VDICT_SLOTS_LOG2 17 /* 131072 slots, at most a quarter full */
 #define CIS_VDICT_EMPTY 0xFFFFu
 
-typedef struct {
+typedef struct cis_vdict {
   int32_t size;       /* entries in table (0: no dictionary) */
   double *table;      /* magnitudes, sign bit clear */
   uint64_t *keys;     /* hash slots: the bits of |v| */

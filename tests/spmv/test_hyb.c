@@ -177,7 +177,7 @@ static int check_worker_error(const csr *m) {
 /* cis_lane_order on rows of every length from every alignment: a permutation of the row that
  * keeps each entry in its window of v * lanes positions, places a window's entries component
  * by component (position a + v l + j for the entry number j * lanes + l of a full window), and
- * is the identity for lanes 0. */
+ * is the identity for lanes 0; cis_lane_pos gives each entry's place alike. */
 static int check_lane_order(void) {
   int32_t to[300];
   char seen[300];
@@ -211,6 +211,8 @@ static int check_lane_order(void) {
             }
             prev_key = key, prev_win = w;
           }
+          for (int64_t k = 0; k < len && !bad; k++) /* one entry at a time, as the device does */
+            if (cis_lane_pos(p0, p1, v, lanes, k) != p0 + to[k]) bad = 1;
           cases++;
           if (bad) {
             printf("FAIL lane order: p0 %lld, %lld entries, v %d, %d lanes\n", (long long)p0,
