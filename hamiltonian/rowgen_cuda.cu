@@ -352,8 +352,9 @@ struct census_sink {
     else
       plain++;
   }
+  /* c < 0: a determinant outside the space (a truncated space or a list) */
   __device__ void push(bool ok, int64_t c, double v) {
-    take(ok && fabs(v) > CIS_ROWGEN_DROP, c, v);
+    take(ok && c >= 0 && fabs(v) > CIS_ROWGEN_DROP, c, v);
   }
 };
 
@@ -441,8 +442,8 @@ struct place_sink {
     kc += __popc(mc);
     kp += __popc(mp);
   }
-  __device__ void push(bool ok, int64_t c, double v) {
-    take(ok && fabs(v) > CIS_ROWGEN_DROP, c, v);
+  __device__ void push(bool ok, int64_t c, double v) { /* as census_sink's */
+    take(ok && c >= 0 && fabs(v) > CIS_ROWGEN_DROP, c, v);
   }
 };
 
