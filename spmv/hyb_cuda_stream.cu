@@ -19,6 +19,17 @@ int64_t cis_hyb_cuda_stream_bytes(const cis_hyb *h) {
   return hyb_stream_reserve(h, CIS_MAX(1, omp_get_max_threads()));
 }
 
+/* The rows and entries of the blocks generated on the device in every product (the report's). */
+static void devgen_count(cis_hyb_cuda *d, const char *resident) {
+  const cis_hyb *h = d->h;
+  d->info.devgen_rows = d->info.devgen_nnz = 0;
+  for (int64_t b = 0; b < h->nblocks; b++) {
+    if (resident[b]) continue;
+    d->info.devgen_rows += h->blocks[b].nrows;
+    d->info.devgen_nnz += d->cen ? d->cen->bnnz[b] : 0;
+  }
+}
+
 /* The device generator of a matrix built on the GPU, which the upload needs to place its rows
  * (its tables are part of the matrix's least bytes, cis_hyb_cuda_min_bytes); with it, streamed
  * blocks need no streaming buffers, whose room goes to resident blocks, chosen again. */
@@ -39,6 +50,7 @@ static cis_err devgen_place_setup(cis_hyb_cuda *d, int flags, int64_t *avail, ch
   for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
   d->info.devgen = streamed > 0;
   d->info.devgen_bytes = d->gen->bytes;
+  devgen_count(d, resident);
   return CIS_OK;
 }
 
@@ -83,11 +95,7 @@ cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resid
   }
   d->info.devgen = 1;
   d->info.devgen_bytes = d->gen->bytes;
-  for (int64_t b = 0; b < h->nblocks; b++) {
-    if (resident[b]) continue;
-    d->info.devgen_rows += h->blocks[b].nrows;
-    d->info.devgen_nnz += d->cen ? d->cen->bnnz[b] : 0;
-  }
+  devgen_count(d, resident);
   return CIS_OK;
 }
 
