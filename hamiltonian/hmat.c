@@ -349,7 +349,8 @@ static void settle_blocks(cis_hmat *h, const build_state *st) {
   h->stats.streamed_bytes_per_matvec = stream;
 }
 
-static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
+/* The sliced ELL's slices from its row lengths (e->row_len), without its entries. */
+static cis_err ell_slices(cis_ell *e, int64_t n, int64_t nref) {
   e->nrows = n;
   e->boundary = nref;
   e->slice = CIS_ELL_SLICE;
@@ -367,6 +368,11 @@ static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
     e->slice_width[s] = w;
     e->slice_ptr[s + 1] = e->slice_ptr[s] + (int64_t)w * e->slice;
   }
+  return CIS_OK;
+}
+
+static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
+  CIS_CALL(ell_slices(e, n, nref));
   CIS_CALL(cis_calloc(&e->col, (size_t)e->slice_ptr[e->nslices], sizeof(int32_t), "ELL columns"));
   CIS_CALL(cis_calloc(&e->val, (size_t)e->slice_ptr[e->nslices], sizeof(double), "ELL values"));
   return CIS_OK;
@@ -567,23 +573,7 @@ static cis_err build_ci_gpu(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opt
     cen->longest = CIS_MAX(cen->longest, longest);
     hy->nnz_exp += nnz;
   }
-  /* the ELL's shape, without its entries */
-  e->nrows = n;
-  e->slice = CIS_ELL_SLICE;
-  e->nslices = (n + e->slice - 1) / e->slice;
-  CIS_TRY(cis_malloc(&e->slice_ptr, (size_t)e->nslices + 1, sizeof(int64_t), "ELL slices"));
-  CIS_TRY(cis_malloc(&e->slice_width, (size_t)e->nslices, sizeof(int32_t), "ELL widths"));
-  e->slice_ptr[0] = 0;
-  e->nnz = 0;
-  for (int64_t sl = 0; sl < e->nslices; sl++) {
-    int32_t w = 0;
-    for (int64_t r = sl * e->slice; r < CIS_MIN(n, (sl + 1) * e->slice); r++) {
-      w = CIS_MAX(w, e->row_len[r]);
-      e->nnz += e->row_len[r];
-    }
-    e->slice_width[sl] = w;
-    e->slice_ptr[sl + 1] = e->slice_ptr[sl] + (int64_t)w * e->slice;
-  }
+  CIS_TRY(ell_slices(e, n, h->nref)); /* the ELL's shape, without its entries */
   hy->census = cen;
   cen = NULL;
   hy->device_built = 1;

@@ -401,6 +401,17 @@ struct place_sink {
   int64_t eq, elen, p0, p1, c0, c1; /* the row's ELL start and length; its CSR ranges */
   int64_t ke, kp, kc;
   bool bad;
+  /* The k-th entry of a range [p0, p1) read v positions a step: column c, value x; false when
+   * the range has no room for it. */
+  template <typename T>
+  __device__ bool put(int64_t p0, int64_t p1, int v, int64_t k, void *col, int bits, T *val,
+                      int64_t c, T x) {
+    if (p0 + k >= p1) return false;
+    int64_t at = cis_lane_pos(p0, p1, v, L->lanes, k);
+    put_col(col, bits, at, c);
+    val[at] = x;
+    return true;
+  }
   __device__ void take(bool keep, int64_t c, double v) {
     bool e = keep && c < L->nref;
     bool x = keep && !e && exp_on;
@@ -408,36 +419,12 @@ struct place_sink {
     bool cc = x && cd >= 0, pl = x && cd < 0;
     unsigned me = __ballot_sync(FULL, e), mc = __ballot_sync(FULL, cc),
              mp = __ballot_sync(FULL, pl), below = (1u << lane) - 1u;
-    if (e && ell_on) {
-      int64_t k = ke + __popc(me & below);
-      if (k < elen) {
-        int64_t at = eq + cis_lane_pos(0, elen, 2, L->lanes, k);
-        put_col(L->ell_col, L->ell_bits, at, c);
-        L->ell_val[at] = v;
-      } else {
-        bad = true;
-      }
-    }
-    if (cc) {
-      int64_t k = c0 + kc + __popc(mc & below);
-      if (k < c1) {
-        int64_t at = cis_lane_pos(c0, c1, 4, L->lanes, k - c0);
-        put_col(L->ccol, L->csr_bits, at, c);
-        L->code[at] = (uint16_t)cd;
-      } else {
-        bad = true;
-      }
-    }
-    if (pl) {
-      int64_t k = p0 + kp + __popc(mp & below);
-      if (k < p1) {
-        int64_t at = cis_lane_pos(p0, p1, 2, L->lanes, k - p0);
-        put_col(L->col, L->csr_bits, at, c);
-        L->val[at] = v;
-      } else {
-        bad = true;
-      }
-    }
+    /* (an ELL row starts on an even entry, so its lane order is that of [eq, eq + elen)) */
+    if (e && ell_on) bad |= !put(eq, eq + elen, 2, ke + __popc(me & below), L->ell_col,
+                                 L->ell_bits, L->ell_val, c, v);
+    if (cc) bad |= !put(c0, c1, 4, kc + __popc(mc & below), L->ccol, L->csr_bits, L->code, c,
+                        (uint16_t)cd);
+    if (pl) bad |= !put(p0, p1, 2, kp + __popc(mp & below), L->col, L->csr_bits, L->val, c, v);
     ke += __popc(me);
     kc += __popc(mc);
     kp += __popc(mp);

@@ -204,27 +204,32 @@ cis_err cis_hyb_to_csr(const cis_hyb *h, const int32_t *rlen, cis_csr *out);
  * the row. lanes 0: the row's own order (to[k] = k). */
 void cis_lane_order(int64_t p0, int64_t p1, int v, int lanes, int32_t *to);
 /* The same, one entry at a time, for writers on the device: where the row's k-th entry goes
- * (p0 + to[k] of cis_lane_order), 0 <= k < p1 - p0. */
+ * (p0 + to[k] of cis_lane_order), 0 <= k < p1 - p0. v and lanes are powers of two (shifts, not
+ * divisions: a device divides 64-bit integers slowly). */
 #ifdef __CUDACC__
 __host__ __device__
 #endif
 static inline int64_t cis_lane_pos(int64_t p0, int64_t p1, int v, int lanes, int64_t k) {
   if (lanes == 0) return p0 + k;
-  int64_t W = (int64_t)v * lanes, a = p0 & -(int64_t)v;
+  int lv = 0, lw;
+  while ((1 << lv) < v) lv++;
+  lw = lv;
+  while ((1 << lw) < v * lanes) lw++;
+  int64_t W = (int64_t)1 << lw, a = p0 & -(int64_t)v;
   int64_t first = (a + W < p1 ? a + W : p1) - p0; /* the first window's entries */
   if (k >= first) {
     k -= first;
-    a += W * (1 + k / W);
-    k %= W;
+    a += W + ((k >> lw) << lw);
+    k &= W - 1;
   }
   int64_t lo = a > p0 ? a : p0, hi = a + W < p1 ? a + W : p1;
   for (int j = 0; j < v; j++) { /* component j: lanes l with lo <= a + v l + j < hi */
     int64_t num = lo - a - j, top = hi - 1 - a - j;
-    int64_t lmin = num <= 0 ? 0 : (num + v - 1) / v;
-    int64_t lmax = top < 0 ? -1 : top / v;
+    int64_t lmin = num <= 0 ? 0 : (num + v - 1) >> lv;
+    int64_t lmax = top < 0 ? -1 : top >> lv;
     if (lmax > lanes - 1) lmax = lanes - 1;
     int64_t cnt = lmax >= lmin ? lmax - lmin + 1 : 0;
-    if (k < cnt) return a + (int64_t)v * (lmin + k) + j;
+    if (k < cnt) return a + ((lmin + k) << lv) + j;
     k -= cnt;
   }
   return -1;
