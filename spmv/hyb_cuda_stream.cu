@@ -33,8 +33,7 @@ static void devgen_count(cis_hyb_cuda *d, const char *resident) {
 /* The device generator of a matrix built on the GPU, which the upload needs to place its rows
  * (its tables are part of the matrix's least bytes, cis_hyb_cuda_min_bytes); with it, streamed
  * blocks need no streaming buffers, whose room goes to resident blocks, chosen again. */
-static cis_err devgen_place_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resident,
-                                  int64_t streamed) {
+static cis_err devgen_place_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resident) {
   const cis_hyb *h = d->h;
   char why[160] = "";
   int64_t bytes = -1;
@@ -46,7 +45,7 @@ static cis_err devgen_place_setup(cis_hyb_cuda *d, int flags, int64_t *avail, ch
   *avail = room;
   d->info.regenerated_blocks = 0;
   CIS_CALL(hyb_choose_resident(d, room, flags, resident));
-  streamed = 0;
+  int64_t streamed = 0;
   for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
   d->info.devgen = streamed > 0;
   d->info.devgen_bytes = d->gen->bytes;
@@ -60,7 +59,7 @@ cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resid
   int64_t streamed = 0, bytes = -1;
   for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
   /* a matrix built on the GPU: its rows are placed by the device generator, which stays */
-  if (h->device_built) return devgen_place_setup(d, flags, avail, resident, streamed);
+  if (h->device_built) return devgen_place_setup(d, flags, avail, resident);
   /* no regenerator: an explicit matrix, or a CI one built with host_regen (--regen host) */
   if (!streamed || !h->regen_dev) return CIS_OK;
   CIS_CALL(h->regen_dev(h->regen_dev_ctx, &bytes, why, NULL));
