@@ -117,7 +117,7 @@ static const char *budget_why(const cis_plan_decisions *d, int cache_none, int p
  * GPU's memory, where the backend keeps room for them, or the host's) and the host's copies;
  * with --verbose, what they are. */
 static void report_vectors(const cis_report *r, const cis_plan_decisions *d, int on_gpu) {
-  char b1[32];
+  char b1[32], b2[32];
   int64_t host = d->host_vectors - d->device_vectors;
   if (on_gpu)
     printf("solver vectors   %lld of length %lld on the GPU (%s, room kept when the matrix is "
@@ -130,6 +130,16 @@ static void report_vectors(const cis_report *r, const cis_plan_decisions *d, int
            (long long)d->host_vectors, (long long)d->n,
            cis_format_bytes((double)(d->host_vectors * d->n * 8), b1, sizeof b1),
            (long long)host);
+  if (r->op && cis_backend_is_part(r->op->be)) { /* several ranks: the vectors split by rows */
+    const cis_backend *be = r->op->be;
+    int64_t gathered = cis_plan_rank_vectors(r->opt, 0, 0, d->n);
+    printf("                 split by rows over the ranks: rank 0 holds %lld of the %lld rows "
+           "of each of the %lld the solver works on (%s), and up to %lld whole vectors gathered "
+           "for a product (%s)\n",
+           (long long)be->n, (long long)be->n_global, (long long)d->device_vectors,
+           cis_format_bytes((double)(d->device_vectors * be->n * 8), b1, sizeof b1),
+           (long long)gathered, cis_format_bytes((double)(gathered * d->n * 8), b2, sizeof b2));
+  }
   if (r->opt->verbose)
     printf("                 at most, over the run: the Davidson basis and its products, Ritz "
            "vectors, residuals and scratch (or Lanczos's basis, or the lowest-state check's "
