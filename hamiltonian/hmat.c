@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,8 +348,7 @@ static void settle_blocks(cis_hmat *h, const build_state *st) {
   h->stats.streamed_bytes_per_matvec = stream;
 }
 
-/* The sliced ELL's slices from its row lengths (e->row_len), without its entries. */
-static cis_err ell_slices(cis_ell *e, int64_t n, int64_t nref) {
+cis_err cis_hmat_ell_slices(cis_ell *e, int64_t n, int64_t nref) {
   e->nrows = n;
   e->boundary = nref;
   e->slice = CIS_ELL_SLICE;
@@ -372,7 +370,7 @@ static cis_err ell_slices(cis_ell *e, int64_t n, int64_t nref) {
 }
 
 static cis_err ell_shape(cis_ell *e, int64_t n, int64_t nref) {
-  CIS_CALL(ell_slices(e, n, nref));
+  CIS_CALL(cis_hmat_ell_slices(e, n, nref));
   CIS_CALL(cis_calloc(&e->col, (size_t)e->slice_ptr[e->nslices], sizeof(int32_t), "ELL columns"));
   CIS_CALL(cis_calloc(&e->val, (size_t)e->slice_ptr[e->nslices], sizeof(double), "ELL values"));
   return CIS_OK;
@@ -437,6 +435,41 @@ static cis_err setup_matrix_free(cis_hmat *h, const cis_rowgen *g, const cis_hma
   return CIS_OK;
 }
 
+cis_err cis_hmat_ci_begin(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts,
+                          cis_hmat_ci_decision *dec, int64_t *r0, int64_t *r1) {
+  int64_t n = h->n;
+  CIS_CALL(cis_hmat_ci_decide(g, opts, dec));
+  *r0 = opts && opts->rows_split ? opts->row_begin : 0;
+  *r1 = opts && opts->rows_split ? opts->row_end : n;
+  CIS_CHECK((*r0 % dec->block_rows == 0 || *r0 == n) && (*r1 % dec->block_rows == 0 || *r1 == n) &&
+                *r0 <= *r1 && *r1 <= n,
+            CIS_ERR_INTERNAL, "rows [%lld, %lld) of %lld are not whole blocks of %lld",
+            (long long)*r0, (long long)*r1, (long long)n, (long long)dec->block_rows);
+  CIS_CALL(cis_hmat_alloc_blocks(&h->hyb, n, dec->block_rows));
+  CIS_CALL(cis_calloc(&h->hyb.ell.row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
+  h->hyb.ell.boundary = h->nref;
+  return CIS_OK;
+}
+
+cis_err cis_hmat_census_start(cis_hmat *h, const cis_rowgen *g, const cis_hmat_ci_decision *dec,
+                              cis_census **out) {
+  cis_census *c = NULL;
+  CIS_CALL(cis_calloc(&c, 1, sizeof *c, "census"));
+  /* the rows this process stores: what a sink must find room for */
+  h->hyb.nnz_exp = (int64_t)(dec->exp_row * (double)dec->nloc);
+  h->hyb.regen = cis_rowgen_regen;
+  h->hyb.regen_ctx = (void *)g;
+  cis_err err = cis_census_init(c, &h->hyb, 1);
+  h->hyb.regen = NULL;
+  h->hyb.regen_ctx = NULL;
+  if (err != CIS_OK) {
+    cis_free(&c);
+    return err;
+  }
+  *out = c;
+  return CIS_OK;
+}
+
 static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
@@ -445,42 +478,18 @@ static cis_err build_ci(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *o
   int64_t n = h->n, nexp = 0;
   cis_ell *e = &h->hyb.ell;
   cis_hmat_ci_decision dec = {0};
-  CIS_TRY(cis_hmat_ci_decide(g, opts, &dec));
-  double exp_row = dec.exp_row;
-  CIS_TRY(cis_hmat_alloc_blocks(&h->hyb, n, dec.block_rows));
+  int64_t r0, r1;
+  CIS_TRY(cis_hmat_ci_begin(h, g, opts, &dec, &r0, &r1));
   h->stats.budget = dec.budget;
   st.budget = h->stats.budget;
   st.first_refused = h->hyb.nblocks;
-  st.b0 = 0;
-  st.b1 = h->hyb.nblocks;
-  if (opts && opts->rows_split) {
-    if (!((opts->row_begin % dec.block_rows == 0 || opts->row_begin == n) &&
-          (opts->row_end % dec.block_rows == 0 || opts->row_end == n) &&
-          opts->row_begin <= opts->row_end && opts->row_end <= n))
-      CIS_FAIL(CIS_ERR_INTERNAL, "rows [%lld, %lld) of %lld are not whole blocks of %lld",
-              (long long)opts->row_begin, (long long)opts->row_end, (long long)n,
-              (long long)dec.block_rows);
-    st.b0 = opts->row_begin / dec.block_rows;
-    st.b1 = opts->row_end > opts->row_begin ? (opts->row_end + dec.block_rows - 1) / dec.block_rows
-                                            : st.b0; /* a rank with no rows */
-  }
-  CIS_TRY(cis_calloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
-  e->boundary = h->nref;
+  st.b0 = r0 / dec.block_rows;
+  st.b1 = r1 > r0 ? (r1 + dec.block_rows - 1) / dec.block_rows : st.b0; /* none: no rows */
   CIS_TRY(cis_calloc(&st.ref, (size_t)h->hyb.nblocks, sizeof(ref_buf), "Reference entries"));
   CIS_TRY(cis_calloc(&st.held, (size_t)h->hyb.nblocks, 1, "block flags"));
   CIS_TRY(cis_calloc(&st.nnz, (size_t)h->hyb.nblocks, sizeof(int64_t), "block sizes"));
   if (opts && opts->census) {
-    /* The dictionary's sample is regenerated from the rows before the pass, its stride set by
-     * the sampled row length. */
-    CIS_TRY(cis_calloc(&st.census, 1, sizeof *st.census, "census"));
-    h->hyb.regen = cis_rowgen_regen;
-    h->hyb.regen_ctx = (void *)g;
-    /* the rows this process stores: what a sink must find room for */
-    h->hyb.nnz_exp = (int64_t)(exp_row * (double)dec.nloc);
-    err = cis_census_init(st.census, &h->hyb, 1);
-    h->hyb.regen = NULL;
-    h->hyb.regen_ctx = NULL;
-    if (err != CIS_OK) goto cleanup;
+    CIS_TRY(cis_hmat_census_start(h, g, &dec, &st.census));
     if (opts->sink && opts->sink->begin(opts->sink, &h->hyb, h->hyb.nnz_exp, st.census, nt))
       st.sink = opts->sink;
   }
@@ -507,95 +516,6 @@ cleanup:
   cis_free(&st.census);
   return err;
 }
-
-#ifdef CISOLVE_HAVE_CUDA
-/* opts->gpu_build: the rows this process stores counted on the GPU, as the upload will store
- * them (hamiltonian/rowgen_cuda.h cis_rowgen_cuda_census): the ELL's row lengths and slices,
- * every block's entries and the census, with the dictionary chosen from a sample of rows the
- * host generates; no entry is kept on the host (hyb.device_built). */
-static cis_err build_ci_gpu(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts) {
-  cis_err err = CIS_OK;
-  CIS_CLEANUP_FUNCTION;
-  cis_hyb *hy = &h->hyb;
-  cis_ell *e = &hy->ell;
-  int64_t n = h->n;
-  cis_hmat_ci_decision dec = {0};
-  cis_rowgen_cuda *dg = NULL;
-  cis_census *cen = NULL;
-  int32_t *ncoded = NULL;
-  double t0 = cis_wtime();
-  CIS_TRY(cis_hmat_ci_decide(g, opts, &dec));
-  int64_t r0 = opts->rows_split ? opts->row_begin : 0, r1 = opts->rows_split ? opts->row_end : n;
-  if (!((r0 % dec.block_rows == 0 || r0 == n) && (r1 % dec.block_rows == 0 || r1 == n) &&
-        r0 <= r1 && r1 <= n))
-    CIS_FAIL(CIS_ERR_INTERNAL, "rows [%lld, %lld) of %lld are not whole blocks of %lld",
-             (long long)r0, (long long)r1, (long long)n, (long long)dec.block_rows);
-  CIS_TRY(cis_hmat_alloc_blocks(hy, n, dec.block_rows));
-  CIS_TRY(cis_calloc(&e->row_len, (size_t)n, sizeof(int32_t), "ELL row lengths"));
-  e->boundary = h->nref;
-  /* the dictionary, from a sample of rows generated on the host */
-  hy->regen = cis_rowgen_regen;
-  hy->regen_ctx = (void *)g;
-  hy->nnz_exp = (int64_t)(dec.exp_row * (double)dec.nloc);
-  CIS_TRY(cis_calloc(&cen, 1, sizeof *cen, "census"));
-  CIS_TRY(cis_census_init(cen, hy, 1));
-  if (!cen->ncoded)
-    CIS_TRY(cis_calloc(&ncoded, (size_t)CIS_MAX(n, (int64_t)1), sizeof *ncoded, "coded entries"));
-  t0 = cis_wtime();
-  CIS_TRY(cis_rowgen_cuda_create_on(g, opts->gpu_device, &dg));
-  CIS_TRY(cis_rowgen_cuda_census(dg, r0, r1 - r0, cen->dict.size ? &cen->dict : NULL,
-                                 e->row_len + r0, cen->rlen + r0,
-                                 (cen->ncoded ? cen->ncoded : ncoded) + r0));
-  cis_rowgen_cuda_destroy(&dg);
-  h->stats.t_gpu_count = cis_wtime() - t0;
-  /* the blocks: this process's uncached, with their counts; other ranks' empty */
-  hy->nnz_exp = 0;
-  hy->ncached = 0;
-  for (int64_t b = 0; b < hy->nblocks; b++) {
-    cis_csr_block *blk = &hy->blocks[b];
-    int64_t nnz = 0, coded = 0, longest = 0;
-    if (blk->row0 >= r0 && blk->row0 < r1) {
-      for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) {
-        nnz += cen->rlen[r];
-        coded += cen->ncoded ? cen->ncoded[r] : 0;
-        longest = CIS_MAX(longest, (int64_t)cen->rlen[r]);
-      }
-      blk->nnz = nnz;
-    } else { /* another rank's rows: empty and cached, as the host's build leaves them */
-      CIS_TRY(cis_csr_block_reserve(blk, blk->nrows, 1));
-      memset(blk->rowptr, 0, sizeof(int64_t) * (size_t)(blk->nrows + 1));
-      blk->nnz = 0;
-      hy->ncached++;
-    }
-    cen->bnnz[b] = nnz;
-    if (cen->bcoded) cen->bcoded[b] = coded;
-    cen->counted[b] = 1;
-    cen->longest = CIS_MAX(cen->longest, longest);
-    hy->nnz_exp += nnz;
-  }
-  CIS_TRY(ell_slices(e, n, h->nref)); /* the ELL's shape, without its entries */
-  hy->census = cen;
-  cen = NULL;
-  hy->device_built = 1;
-  hy->dev_row0 = r0;
-  hy->dev_row1 = r1;
-  h->stats.gpu_built = 1;
-  h->stats.elements_generated = e->nnz + hy->nnz_exp;
-  h->stats.budget = 0;
-cleanup:
-  cis_rowgen_cuda_destroy(&dg);
-  if (cen) cis_census_free(cen);
-  cis_free(&cen);
-  cis_free(&ncoded);
-  if (err != CIS_OK) { /* left as an empty matrix for the host's build */
-    cis_hyb_free(hy);
-    hy->n = n;
-    hy->regen = NULL;
-    hy->regen_ctx = NULL;
-  }
-  return err;
-}
-#endif
 
 /* The preconditioner's block generated row by row on the threads (so a rank whose ELL rows do
  * not hold it has it whole too). */
@@ -652,34 +572,13 @@ cis_err cis_hmat_build_ci_penalty(const cis_integrals *ints, const cis_space *sp
   cis_rowgen_set_spin(im->rg, spin_shift, spin_s2);
   int gpu_built = 0;
 #ifdef CISOLVE_HAVE_CUDA
-  if (opts && opts->gpu_build && !opts->no_rows) {
-    const char *why = cis_rowgen_cuda_why(im->rg);
-    if (why) {
-      snprintf(h->stats.gpu_build_note, sizeof h->stats.gpu_build_note, "%s", why);
-    } else {
-      cis_err e = build_ci_gpu(h, im->rg, opts);
-      if (e == CIS_OK) {
-        gpu_built = 1;
-      } else if (e == CIS_ERR_NOMEM || e == CIS_ERR_RESOURCE) { /* the host builds instead */
-        snprintf(h->stats.gpu_build_note, sizeof h->stats.gpu_build_note, "%s",
-                 cis_error_message());
-        cis_error_clear();
-      } else {
-        CIS_TRY(e);
-      }
-    }
-  }
+  if (opts && opts->gpu_build && !opts->no_rows)
+    CIS_TRY(cis_hmat_try_gpu_build(h, im->rg, opts, &gpu_built));
 #endif
-  if (gpu_built) {
-    h->hyb.regen_apply = cis_rowgen_apply;
-#ifdef CISOLVE_HAVE_CUDA
-    h->hyb.regen_dev = cis_rowgen_regen_dev;
-    h->hyb.regen_dev_ctx = im->rg;
-#endif
-  } else if (opts && opts->no_rows) {
+  if (opts && opts->no_rows) {
     CIS_TRY(setup_matrix_free(h, im->rg, opts));
   } else {
-    CIS_TRY(build_ci(h, im->rg, opts));
+    if (!gpu_built) CIS_TRY(build_ci(h, im->rg, opts));
     if (h->hyb.ncached < h->hyb.nblocks) {
       h->hyb.regen = cis_rowgen_regen;
       h->hyb.regen_ctx = im->rg;

@@ -57,6 +57,25 @@ typedef struct {
 cis_err cis_hmat_ci_decide(const cis_rowgen *g, const cis_hmat_opts *opts,
                            cis_hmat_ci_decision *d);
 
+/* The start of a CI build, on the host or the GPU: its decisions (cis_hmat_ci_decide), its
+ * blocks, the rows [*r0, *r1) this process stores (opts->rows_split, checked to be whole
+ * blocks; else every row) and the ELL's row lengths, zero, for them. */
+cis_err cis_hmat_ci_begin(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts,
+                          cis_hmat_ci_decision *dec, int64_t *r0, int64_t *r1);
+/* A census of h's rows (spmv/census.h) with its value dictionary, chosen from a sample of rows
+ * g generates; hyb.nnz_exp set to the sampled estimate of the rows this process stores. */
+struct cis_census;
+cis_err cis_hmat_census_start(cis_hmat *h, const cis_rowgen *g, const cis_hmat_ci_decision *dec,
+                              struct cis_census **out);
+/* The sliced ELL's slices from its row lengths (e->row_len), without its entries. */
+cis_err cis_hmat_ell_slices(cis_ell *e, int64_t n, int64_t nref);
+/* opts->gpu_build (hamiltonian/hmat_gpu.c, CUDA builds): the rows counted on the GPU and none
+ * stored on the host (hyb.device_built), *built set; where the GPU cannot (rows the device
+ * generator does not make, no room or no usable device) h is left to the host's build with
+ * stats.gpu_build_note saying why; other errors are returned. */
+cis_err cis_hmat_try_gpu_build(cis_hmat *h, const cis_rowgen *g, const cis_hmat_opts *opts,
+                               int *built);
+
 /* Our order of an explicit matrix (cis_hmat_build_csr's rule: ascending diagonal, ties by
  * index, the lowest row of each of the first connected components first): perm[new] = old,
  * inv[old] = new, diag[new] its diagonal, and optionally comp[new] the row's component (its
