@@ -281,13 +281,7 @@ static cis_err whole_roots(cis_pipeline *pl) {
   const cis_backend *part = pl->op->be;
   if (!cis_backend_is_part(part)) return CIS_OK;
   double *whole = NULL;
-  int K = pl->res.nroots;
-  CIS_CALL(cis_malloc(&whole, (size_t)part->n_global * (size_t)K, sizeof *whole, "roots"));
-  cis_err err = cis_backend_gather_part(part, pl->res.evecs, K, whole);
-  if (err != CIS_OK) {
-    cis_free(&whole);
-    return err;
-  }
+  CIS_CALL(cis_backend_whole(part, pl->res.evecs, pl->res.nroots, &whole));
   cis_free(&pl->res.evecs);
   pl->res.evecs = whole;
   return CIS_OK;

@@ -113,18 +113,16 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
   for (int j = 0; j < k; j++) all &= conv[j] != 0;
   /* with several ranks the solver holds this rank's rows: the file holds whole vectors */
   const cis_backend *be = rc->op->be;
-  double *whole = NULL;
+  double *wx = NULL, *whx = NULL;
   if (cis_backend_is_part(be)) {
-    CIS_CALL(cis_malloc(&whole, 2 * (size_t)be->n_global * (size_t)k, sizeof *whole,
-                        "checkpoint vectors"));
-    cis_err e = cis_backend_gather_part(be, X, k, whole);
-    if (e == CIS_OK) e = cis_backend_gather_part(be, HX, k, whole + be->n_global * k);
+    cis_err e = cis_backend_whole(be, X, k, &wx);
+    if (e == CIS_OK) e = cis_backend_whole(be, HX, k, &whx);
     if (e != CIS_OK) {
-      cis_free(&whole);
+      cis_free(&wx);
       return e;
     }
-    X = whole;
-    HX = whole + be->n_global * k;
+    X = wx;
+    HX = whx;
   }
   cis_ckpt c = {
       .fp = rc->fp,
@@ -143,7 +141,8 @@ cis_err cis_runctl_save(void *ctx, int iter, int k, const double *evals, const d
       .t_elapsed = rc->t_before + (t0 - rc->t_solve_start),
   };
   cis_err e = cis_comm_rank() == 0 ? cis_ckpt_write(rc->opt->checkpoint, &c) : CIS_OK; /* one */
-  cis_free(&whole);
+  cis_free(&wx);
+  cis_free(&whx);
   CIS_CALL(e);
   double dt = cis_wtime() - t0;
   rc->rep->t_ckpt += dt;

@@ -73,9 +73,9 @@ cis_err cis_backend_create_cpu(int64_t n, int nthreads, cis_backend **out);
 cis_err cis_backend_part(cis_backend *owner, int64_t row0, int64_t n, cis_backend **out);
 /* Whether be holds part of the rows of vectors split over ranks. */
 int cis_backend_is_part(const cis_backend *be);
-/* The whole k vectors (n_global x k, host, on every rank) from each rank's rows `mine` (be->n
- * x k, host): a copy without parts. Collective. */
-cis_err cis_backend_gather_part(const cis_backend *be, const double *mine, int k, double *whole);
+/* The whole k vectors (n_global x k, host, allocated here, on every rank) from each rank's rows
+ * `mine` (be->n x k, host): a copy without parts. Collective. */
+cis_err cis_backend_whole(const cis_backend *be, const double *mine, int k, double **whole);
 /* be's rows of k whole host vectors (n_global x k) into mine (be->n x k). */
 void cis_backend_take_part(const cis_backend *be, const double *whole, int k, double *mine);
 /* v[0..count) (host) summed over the ranks when be is a part; nothing otherwise. For the

@@ -21,7 +21,8 @@ cis_err cis_backend_sum(const cis_backend *be, double *v, int64_t count) {
   return cis_comm_sum_f64(v, count);
 }
 
-cis_err cis_backend_gather_part(const cis_backend *be, const double *mine, int k, double *whole) {
+/* cis_backend_whole's gather into `whole`. */
+static cis_err gather_part(const cis_backend *be, const double *mine, int k, double *whole) {
   int64_t N = be->n_global, n = be->n;
   for (int j = 0; j < k && n > 0; j++)
     memcpy(whole + (int64_t)j * N + be->row0, mine + (int64_t)j * n, (size_t)n * sizeof *whole);
@@ -33,6 +34,13 @@ cis_err cis_backend_gather_part(const cis_backend *be, const double *mine, int k
   bounds[P] = N;
   if (err == CIS_OK) err = cis_comm_gather_rows(whole, N, k, bounds);
   cis_free(&bounds);
+  return err;
+}
+
+cis_err cis_backend_whole(const cis_backend *be, const double *mine, int k, double **whole) {
+  CIS_CALL(cis_malloc(whole, (size_t)be->n_global * (size_t)k, sizeof **whole, "whole vectors"));
+  cis_err err = gather_part(be, mine, k, *whole);
+  if (err != CIS_OK) cis_free(whole);
   return err;
 }
 
