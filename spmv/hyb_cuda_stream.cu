@@ -30,6 +30,18 @@ static void devgen_count(cis_hyb_cuda *d, const char *resident) {
   }
 }
 
+/* With the device generator made: the resident blocks chosen again within `room` (*avail), the
+ * blocks left to it counted in *streamed. */
+static cis_err choose_again(cis_hyb_cuda *d, int flags, int64_t room, int64_t *avail,
+                            char *resident, int64_t *streamed) {
+  *avail = room;
+  d->info.regenerated_blocks = 0;
+  CIS_CALL(hyb_choose_resident(d, room, flags, resident));
+  *streamed = 0;
+  for (int64_t b = 0; b < d->h->nblocks; b++) *streamed += !resident[b];
+  return CIS_OK;
+}
+
 /* The device generator of a matrix built on the GPU, which the upload needs to place its rows
  * (its tables are part of the matrix's least bytes, cis_hyb_cuda_min_bytes); with it, streamed
  * blocks need no streaming buffers, whose room goes to resident blocks, chosen again. */
@@ -41,12 +53,9 @@ static cis_err devgen_place_setup(cis_hyb_cuda *d, int flags, int64_t *avail, ch
   CIS_CALL(h->regen_dev(h->regen_dev_ctx, &bytes, why, &d->gen));
   CIS_CHECK(d->gen, CIS_ERR_INTERNAL, "a matrix built on the GPU, whose rows the GPU cannot "
             "generate again: %s", why);
-  int64_t room = *avail + hyb_stream_reserve(h, d->st.nscratch);
-  *avail = room;
-  d->info.regenerated_blocks = 0;
-  CIS_CALL(hyb_choose_resident(d, room, flags, resident));
   int64_t streamed = 0;
-  for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
+  CIS_CALL(choose_again(d, flags, *avail + hyb_stream_reserve(h, d->st.nscratch), avail,
+                        resident, &streamed));
   d->info.devgen = streamed > 0;
   d->info.devgen_bytes = d->gen->bytes;
   devgen_count(d, resident);
@@ -82,11 +91,7 @@ cis_err hyb_devgen_setup(cis_hyb_cuda *d, int flags, int64_t *avail, char *resid
     snprintf(d->info.devgen_note, sizeof d->info.devgen_note, "%s", why);
     return CIS_OK;
   }
-  *avail = room;
-  d->info.regenerated_blocks = 0;
-  CIS_CALL(hyb_choose_resident(d, room, flags, resident));
-  streamed = 0;
-  for (int64_t b = 0; b < h->nblocks; b++) streamed += !resident[b];
+  CIS_CALL(choose_again(d, flags, room, avail, resident, &streamed));
   if (!streamed) { /* the streaming buffers' room alone let every block stay */
     d->gen->destroy(d->gen);
     d->gen = NULL;
