@@ -94,16 +94,24 @@ static cis_err split_ci(cis_pipeline *pl, const cis_options *o, const cis_proble
   int P = cis_comm_size(), me = cis_comm_rank();
   CIS_CALL(cis_malloc(&pl->bounds, (size_t)P + 1, sizeof *pl->bounds, "rows split"));
   int64_t block_rows = 0;
-  if (me == 0)
-    CIS_CALL(cis_hmat_split_ci(&p->ints, pl->space, hopt, P, pl->bounds, &block_rows));
-  CIS_CALL(cis_comm_bcast(pl->bounds, (int64_t)sizeof *pl->bounds * (P + 1), 0));
+  if (me == 0) CIS_CALL(cis_hmat_split_blocks(&p->ints, pl->space, hopt, &block_rows));
   CIS_CALL(cis_comm_bcast(&block_rows, (int64_t)sizeof block_rows, 0));
+  /* every rank samples its share of the blocks, with its own threads */
+  int64_t n = cis_space_ndet(pl->space), nb = (n + block_rows - 1) / block_rows;
+  double *w = NULL;
+  CIS_CALL(cis_calloc(&w, (size_t)nb, sizeof *w, "rows split"));
+  cis_err e = cis_hmat_split_weigh(&p->ints, pl->space, hopt->nthreads, block_rows, me, P, w);
+  if (e == CIS_OK) e = cis_comm_sum_f64(w, nb); /* a rank that fails ends the job (app/main.c) */
+  if (e == CIS_OK && me == 0) cis_hmat_split_cut(w, n, block_rows, P, pl->bounds);
+  cis_free(&w);
+  CIS_CALL(e);
+  CIS_CALL(cis_comm_bcast(pl->bounds, (int64_t)sizeof *pl->bounds * (P + 1), 0));
   hopt->block_rows = block_rows;
   hopt->row_begin = pl->bounds[me];
   hopt->row_end = pl->bounds[me + 1];
   hopt->rows_split = 1;
   /* the solver's vectors: this rank's rows of them, and the products' gathered vectors */
-  int64_t n = cis_space_ndet(pl->space), nback = cis_plan_device_vectors(o);
+  int64_t nback = cis_plan_device_vectors(o);
   hopt->solver_vectors = hopt->solver_vectors - nback +
                          cis_plan_rank_vectors(o, nback, hopt->row_end - hopt->row_begin, n);
   if (o->mem < 0 && hopt->host_cache > 0) /* the default budget, with what they leave */
@@ -145,7 +153,9 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;
+    double t_split = cis_wtime(); /* the split is the build's first step */
     if (cis_comm_size() > 1) CIS_CALL(split_ci(pl, o, p, &hopt));
+    t_split = cis_wtime() - t_split;
     if (pl->dec.pool_bytes > 0) {
       if (cis_hyb_cuda_op_pool_create(o->device_index, pl->dec.pool_bytes, &pl->pool) == CIS_OK)
         hopt.sink = pl->pool;
@@ -155,7 +165,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     double t0 = cis_wtime();
     CIS_CALL(cis_hmat_build_ci_penalty(&p->ints, pl->space, &hopt, pl->spin_shift, pl->spin_s2,
                                        &pl->h));
-    pl->t_hmat = cis_wtime() - t0;
+    pl->t_hmat = t_split + cis_wtime() - t0;
     pl->nnz_local = pl->h->matrix_free ? (int64_t)pl->h->mf_nnz
                                        : pl->h->hyb.ell.nnz + pl->h->hyb.nnz_exp;
   } else {

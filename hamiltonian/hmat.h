@@ -44,7 +44,7 @@ typedef struct {
                          and kept in hyb.progress for later passes */
   int rows_split;      /* CI matrices, with row_begin, row_end: the rows [row_begin, row_end)
                          this process multiplies, a rank of several (kernels/comm.h), as
-                         cis_hmat_split_ci gave them (whole Expansion blocks: block_rows must be
+                         cis_hmat_split_cut gave them (whole Expansion blocks: block_rows must be
                          the split's; the range may be empty); the other rows are neither
                          generated nor stored (empty blocks, ELL rows of no entries) and the
                          budgets count only these. 0: every row. */
@@ -171,12 +171,17 @@ cis_err cis_hmat_plan_csr(const cis_csr *m, const cis_hmat_opts *opts, cis_hmat_
 
 /* The rows of a run of `parts` ranks: bounds[0..parts], contiguous ranges of whole Expansion
  * blocks with about equal nonzeros. A CI matrix is split before it is built, by the entries of
- * rows sampled in every block (*block_rows: the blocks the build must use, opts->block_rows or
- * the build's own choice); a built matrix by its entries. Deterministic: every rank computes the
- * same split (the driver takes rank 0's all the same). */
-cis_err cis_hmat_split_ci(const cis_integrals *ints, const cis_space *space,
-                          const cis_hmat_opts *opts, int parts, int64_t *bounds,
-                          int64_t *block_rows);
+ * rows sampled in every block, in three steps the ranks share: its blocks (*block_rows:
+ * opts->block_rows or the build's own choice, which rank 0 makes for all), the sampling (each of
+ * `shares` ranks weighs the blocks share, share + shares, ... into w[0..nblocks), leaving the
+ * others as they are), and the cut of the weights summed over the shares (deterministic).
+ * A built matrix is cut by its entries. */
+cis_err cis_hmat_split_blocks(const cis_integrals *ints, const cis_space *space,
+                              const cis_hmat_opts *opts, int64_t *block_rows);
+cis_err cis_hmat_split_weigh(const cis_integrals *ints, const cis_space *space, int nthreads,
+                             int64_t block_rows, int share, int shares, double *w);
+void cis_hmat_split_cut(const double *w, int64_t n, int64_t block_rows, int parts,
+                        int64_t *bounds);
 void cis_hmat_split_built(const cis_hmat *h, int parts, int64_t *bounds);
 /* A built matrix reduced to rows [r0, r1) (whole blocks, as cis_hmat_split_built gave them):
  * the other rows' entries are freed and they multiply to nothing; the diagonal and the

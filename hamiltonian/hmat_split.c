@@ -10,10 +10,10 @@
 /* Rows sampled in each block of a CI matrix (evenly spread; every row of smaller blocks). */
 #define SPLIT_SAMPLE 16
 
-/* bounds[0..parts] from the nonzeros w[b] of nblocks blocks of block_rows rows (n in all):
- * part p ends at the first block boundary where the running sum reaches p/parts of the whole. */
-static void cut(const double *w, int64_t nblocks, int64_t block_rows, int64_t n, int parts,
-                int64_t *bounds) {
+/* Part p ends at the first block boundary where the running sum reaches p/parts of the whole. */
+void cis_hmat_split_cut(const double *w, int64_t n, int64_t block_rows, int parts,
+                        int64_t *bounds) {
+  int64_t nblocks = (n + block_rows - 1) / block_rows;
   double total = 0.0, run = 0.0;
   for (int64_t b = 0; b < nblocks; b++) total += w[b];
   int p = 1;
@@ -26,24 +26,33 @@ static void cut(const double *w, int64_t nblocks, int64_t block_rows, int64_t n,
   for (p = 1; p <= parts; p++) bounds[p] = CIS_MIN(bounds[p], n);
 }
 
-cis_err cis_hmat_split_ci(const cis_integrals *ints, const cis_space *space,
-                          const cis_hmat_opts *opts, int parts, int64_t *bounds,
-                          int64_t *block_rows) {
+cis_err cis_hmat_split_blocks(const cis_integrals *ints, const cis_space *space,
+                              const cis_hmat_opts *opts, int64_t *block_rows) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   cis_rowgen g;
   memset(&g, 0, sizeof g);
-  double *w = NULL;
-  int fail = 0;
-  int64_t n = cis_space_ndet(space);
   cis_hmat_opts whole = opts ? *opts : (cis_hmat_opts){.host_cache = -1};
   whole.rows_split = 0;
   CIS_TRY(cis_rowgen_init(ints, space, &g));
   cis_hmat_ci_decision dec;
   CIS_TRY(cis_hmat_ci_decide(&g, &whole, &dec));
-  int64_t br = *block_rows = dec.block_rows, nb = dec.nblocks;
-  CIS_TRY(cis_calloc(&w, (size_t)nb, sizeof *w, "rows split"));
-  int nt = cis_hmat_nthreads(whole.nthreads);
+  *block_rows = dec.block_rows;
+cleanup:
+  cis_rowgen_free(&g);
+  return err;
+}
+
+cis_err cis_hmat_split_weigh(const cis_integrals *ints, const cis_space *space, int nthreads,
+                             int64_t block_rows, int share, int shares, double *w) {
+  cis_err err = CIS_OK;
+  CIS_CLEANUP_FUNCTION;
+  cis_rowgen g;
+  memset(&g, 0, sizeof g);
+  int fail = 0;
+  int64_t n = cis_space_ndet(space), br = block_rows, nb = (n + br - 1) / br;
+  CIS_TRY(cis_rowgen_init(ints, space, &g));
+  int nt = cis_hmat_nthreads(nthreads);
 #pragma omp parallel num_threads(nt) reduction(| : fail)
   {
     cis_rowbuf b;
@@ -51,7 +60,7 @@ cis_err cis_hmat_split_ci(const cis_integrals *ints, const cis_space *space,
       fail = 1;
     } else {
 #pragma omp for schedule(dynamic, 16)
-      for (int64_t k = 0; k < nb; k++) {
+      for (int64_t k = share; k < nb; k += shares) {
         int64_t r0 = k * br, rows = CIS_MIN(br, n - r0), m = CIS_MIN(rows, (int64_t)SPLIT_SAMPLE);
         double sum = 0.0;
         for (int64_t s = 0; s < m; s++) sum += (double)cis_rowgen_row(&g, r0 + s * rows / m, 0, &b);
@@ -61,9 +70,7 @@ cis_err cis_hmat_split_ci(const cis_integrals *ints, const cis_space *space,
     }
   }
   if (fail) CIS_FAIL(CIS_ERR_NOMEM, "out of host memory for the row scratch of the rows split");
-  cut(w, nb, br, n, parts, bounds);
 cleanup:
-  cis_free(&w);
   cis_rowgen_free(&g);
   return err;
 }
@@ -77,7 +84,7 @@ void cis_hmat_split_built(const cis_hmat *h, int parts, int64_t *bounds) {
     for (int64_t r = blk->row0; r < blk->row0 + blk->nrows; r++) s += y->ell.row_len[r];
     w[b] = s;
   }
-  cut(w, y->nblocks, y->block_rows, h->n, parts, bounds);
+  cis_hmat_split_cut(w, h->n, y->block_rows, parts, bounds);
 }
 
 cis_err cis_hmat_keep_rows(cis_hmat *h, int64_t r0, int64_t r1, int64_t *nnz) {

@@ -379,14 +379,38 @@ static cis_err make_list(const ref_data *r, cis_space_spec *spec) {
 /* How many blocks from the first are cached without a gap. */
 static void check_split(const cis_integrals *ints, const cis_space *s, const cis_hmat_opts *ho,
                         const cis_hmat *h, int parts) {
-  int64_t bounds[65], br = 0, total = 0;
+  int64_t bounds[65], shared[65], br = 0, total = 0;
   cis_csr whole = {0};
-  if (parts < 1 || parts > 64 || cis_hmat_split_ci(ints, s, ho, parts, bounds, &br) ||
-      cis_hmat_to_csr(h, &whole)) {
+  double *w = NULL, *ws = NULL;
+  if (parts < 1 || parts > 64 || cis_hmat_split_blocks(ints, s, ho, &br) ||
+      cis_calloc(&w, (size_t)(h->n / br + 1), sizeof *w, "w") ||
+      cis_calloc(&ws, (size_t)(h->n / br + 1), sizeof *ws, "w") ||
+      cis_hmat_split_weigh(ints, s, 0, br, 0, 1, w) || cis_hmat_to_csr(h, &whole)) {
     cis_error_print(1);
     EXPECT(0, "split into %d parts", parts);
+    cis_free(&w);
+    cis_free(&ws);
     return;
   }
+  cis_hmat_split_cut(w, h->n, br, parts, bounds);
+  /* the sampling shared out as ranks share it (3 shares, weights summed) cuts the same rows */
+  for (int share = 0; share < 3; share++) {
+    double *part = NULL;
+    if (cis_calloc(&part, (size_t)(h->n / br + 1), sizeof *part, "w") ||
+        cis_hmat_split_weigh(ints, s, 0, br, share, 3, part)) {
+      cis_error_print(1);
+      EXPECT(0, "share %d of 3", share);
+    } else {
+      for (int64_t b = 0; b <= h->n / br; b++) ws[b] += part[b];
+    }
+    cis_free(&part);
+  }
+  cis_hmat_split_cut(ws, h->n, br, parts, shared);
+  for (int p = 0; p <= parts; p++)
+    EXPECT(shared[p] == bounds[p], "part %d: bound %ld shared out, %ld in one", p,
+           (long)shared[p], (long)bounds[p]);
+  cis_free(&w);
+  cis_free(&ws);
   EXPECT(bounds[0] == 0 && bounds[parts] == h->n, "bounds [%ld, %ld) for %ld rows",
          (long)bounds[0], (long)bounds[parts], (long)h->n);
   for (int p = 0; p < parts; p++) {
