@@ -336,31 +336,19 @@ cis_err cis_rowgen_cuda_apply(const cis_rowgen_cuda *d, int64_t row0, int64_t nr
                               int64_t ldy, void *stream) {
   CIS_CHECK(k >= 1 && k <= 8, CIS_ERR_INTERNAL, "device row generator: %d vectors", k);
   if (nrows <= 0) return CIS_OK;
-  int L = d->lanes, R = 32 / L * WARPS;
-  unsigned gr = grid_for(nrows, R);
-  size_t sm = smem_for(d, R);
   cudaStream_t st = (cudaStream_t)stream;
-#define CIS_APPLY(K, LL)                                                                  \
-  apply_kernel<K, LL><<<gr, 32 * WARPS, sm, st>>>(d->g, row0, nrows, min_col, k, x, ldx, Y, ldy)
-#define CIS_APPLY_K(LL)  \
-  do {                   \
-    if (k == 1)          \
-      CIS_APPLY(1, LL);  \
-    else if (k <= 4)     \
-      CIS_APPLY(4, LL);  \
-    else                 \
-      CIS_APPLY(8, LL);  \
-  } while (0)
-  if (L == 4)
-    CIS_APPLY_K(4);
-  else if (L == 8)
-    CIS_APPLY_K(8);
-  else if (L == 16)
-    CIS_APPLY_K(16);
-  else
-    CIS_APPLY_K(32);
-#undef CIS_APPLY_K
-#undef CIS_APPLY
+  by_lanes(d->lanes, [&](auto nl) {
+    constexpr int NL = decltype(nl)::value, R = 32 / NL * WARPS;
+    unsigned gr = grid_for(nrows, R);
+    size_t sm = smem_for(d, R);
+    const gen_view &g = d->g;
+    if (k == 1)
+      apply_kernel<1, NL><<<gr, 32 * WARPS, sm, st>>>(g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+    else if (k <= 4)
+      apply_kernel<4, NL><<<gr, 32 * WARPS, sm, st>>>(g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+    else
+      apply_kernel<8, NL><<<gr, 32 * WARPS, sm, st>>>(g, row0, nrows, min_col, k, x, ldx, Y, ldy);
+  });
   CIS_CUDA(cudaGetLastError());
   return CIS_OK;
 }

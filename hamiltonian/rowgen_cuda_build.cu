@@ -47,23 +47,27 @@ struct census_sink {
   }
 };
 
+/* A row per group of NL lanes, as in products (rowgen_cuda.cu apply_kernel). */
+template <int NL>
 __global__ void __launch_bounds__(32 * WARPS)
     census_kernel(gen_view g, dict_view D, int64_t row0, int64_t nrows, int64_t nref,
                   int32_t *ell_len, int32_t *exp_len, int32_t *exp_coded) {
   extern __shared__ int32_t smem[];
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int R = 32 / NL * WARPS;
+  int lane = threadIdx.x & (NL - 1), w = threadIdx.x / NL;
+  unsigned mask = group_mask<NL>(threadIdx.x & 31);
   int32_t *pk = smem + w * 2 * (g.norb + 1);
-  for (int64_t l = (int64_t)blockIdx.x * WARPS + w; l < nrows; l += (int64_t)gridDim.x * WARPS) {
+  for (int64_t l = (int64_t)blockIdx.x * R + w; l < nrows; l += (int64_t)gridDim.x * R) {
     int64_t row = row0 + l;
     census_sink s = {nref, D, 0, 0, 0};
     s.take(lane == 0, row, g.diag[row]); /* the diagonal, kept even when zero */
-    gen_offdiag<32>(g, row, lane, FULL, pk, s);
+    gen_offdiag<NL>(g, row, lane, mask, pk, s);
     int e = s.ell, p = s.plain, c = s.coded;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      e += __shfl_xor_sync(FULL, e, o);
-      p += __shfl_xor_sync(FULL, p, o);
-      c += __shfl_xor_sync(FULL, c, o);
+    for (int o = NL / 2; o > 0; o >>= 1) {
+      e += __shfl_xor_sync(mask, e, o, NL);
+      p += __shfl_xor_sync(mask, p, o, NL);
+      c += __shfl_xor_sync(mask, c, o, NL);
     }
     if (lane == 0) {
       ell_len[l] = e;
@@ -80,12 +84,14 @@ __device__ __forceinline__ void put_col(void *a, int bits, int64_t i, int64_t c)
     ((int32_t *)a)[i] = (int32_t)c;
 }
 
-/* A row's entries written where an upload stores them (cis_dev_layout): every lane of the warp
- * calls take together; each class's next entry number is warp-uniform. */
+/* A row's entries written where an upload stores them (cis_dev_layout): every lane of the row's
+ * group (`mask`; wl, this lane's place in the warp) calls take together; each class's next entry
+ * number is uniform in the group. */
 struct place_sink {
   const cis_dev_layout *L;
   dict_view D;
-  int lane;
+  unsigned mask;
+  int wl;
   bool ell_on, exp_on;
   int64_t eq, elen, p0, p1, c0, c1; /* the row's ELL start and length; its CSR ranges */
   int64_t ke, kp, kc;
@@ -106,8 +112,8 @@ struct place_sink {
     bool x = keep && !e && exp_on;
     int cd = x && L->dict ? dcode(D, v) : -1;
     bool cc = x && cd >= 0, pl = x && cd < 0;
-    unsigned me = __ballot_sync(FULL, e), mc = __ballot_sync(FULL, cc),
-             mp = __ballot_sync(FULL, pl), below = (1u << lane) - 1u;
+    unsigned me = __ballot_sync(mask, e) & mask, mc = __ballot_sync(mask, cc) & mask,
+             mp = __ballot_sync(mask, pl) & mask, below = (1u << wl) - 1u;
     /* (an ELL row starts on an even entry, so its lane order is that of [eq, eq + elen)) */
     if (e && ell_on) bad |= !put(eq, eq + elen, 2, ke + __popc(me & below), L->ell_col,
                                  L->ell_bits, L->ell_val, c, v);
@@ -123,17 +129,21 @@ struct place_sink {
   }
 };
 
+template <int NL>
 __global__ void __launch_bounds__(32 * WARPS)
     place_kernel(gen_view g, dict_view D, cis_dev_layout L, const int32_t *ell_len) {
   extern __shared__ int32_t smem[];
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int R = 32 / NL * WARPS;
+  int lane = threadIdx.x & (NL - 1), w = threadIdx.x / NL;
+  unsigned mask = group_mask<NL>(threadIdx.x & 31);
   int32_t *pk = smem + w * 2 * (g.norb + 1);
-  for (int64_t l = (int64_t)blockIdx.x * WARPS + w; l < L.nrows; l += (int64_t)gridDim.x * WARPS) {
+  for (int64_t l = (int64_t)blockIdx.x * R + w; l < L.nrows; l += (int64_t)gridDim.x * R) {
     int64_t row = L.row0 + l;
     place_sink s;
     s.L = &L;
     s.D = D;
-    s.lane = lane;
+    s.mask = mask;
+    s.wl = threadIdx.x & 31;
     s.ell_on = L.ell_col != NULL;
     s.eq = s.elen = 0;
     if (s.ell_on) {
@@ -155,10 +165,10 @@ __global__ void __launch_bounds__(32 * WARPS)
     s.ke = s.kp = s.kc = 0;
     s.bad = false;
     s.take(lane == 0, row, g.diag[row]); /* the diagonal, kept even when zero */
-    gen_offdiag<32>(g, row, lane, FULL, pk, s);
+    gen_offdiag<NL>(g, row, lane, mask, pk, s);
     bool wrong = s.bad || (s.ell_on && s.ke != s.elen) ||
                  (s.exp_on && (s.p0 + s.kp != s.p1 || s.c0 + s.kc != s.c1));
-    if (__any_sync(FULL, wrong) && lane == 0) *L.bad = 1;
+    if (__any_sync(mask, wrong) && lane == 0) *L.bad = 1;
   }
 }
 
@@ -197,8 +207,11 @@ cis_err cis_rowgen_cuda_census(const cis_rowgen_cuda *d, int64_t row0, int64_t n
   if (nrows <= 0) return CIS_OK;
   CIS_TRY(dict_upload(dict, &D, dm));
   CIS_CUDA_TRY(cudaMalloc((void **)&dev, (size_t)nrows * 3 * sizeof *dev));
-  census_kernel<<<grid_for(nrows, WARPS), 32 * WARPS, smem_for(d, WARPS)>>>(
-      d->g, D, row0, nrows, d->nref, dev, dev + nrows, dev + 2 * nrows);
+  by_lanes(d->lanes, [&](auto nl) {
+    constexpr int NL = decltype(nl)::value, R = 32 / NL * WARPS;
+    census_kernel<NL><<<grid_for(nrows, R), 32 * WARPS, smem_for(d, R)>>>(
+        d->g, D, row0, nrows, d->nref, dev, dev + nrows, dev + 2 * nrows);
+  });
   CIS_CUDA_TRY(cudaGetLastError());
   CIS_CUDA_TRY(cudaMemcpy(ell_len, dev, (size_t)nrows * 4, cudaMemcpyDeviceToHost));
   CIS_CUDA_TRY(cudaMemcpy(exp_len, dev + nrows, (size_t)nrows * 4, cudaMemcpyDeviceToHost));
@@ -220,8 +233,11 @@ cis_err cis_rowgen_cuda_place(const cis_rowgen_cuda *d, const cis_dev_layout *L,
   void *dm[2] = {NULL, NULL};
   dict_view D;
   CIS_TRY(dict_upload(L->crp ? L->dict : NULL, &D, dm));
-  place_kernel<<<grid_for(L->nrows, WARPS), 32 * WARPS, smem_for(d, WARPS),
-                 (cudaStream_t)stream>>>(d->g, D, *L, ell_len);
+  by_lanes(d->lanes, [&](auto nl) {
+    constexpr int NL = decltype(nl)::value, R = 32 / NL * WARPS;
+    place_kernel<NL><<<grid_for(L->nrows, R), 32 * WARPS, smem_for(d, R), (cudaStream_t)stream>>>(
+        d->g, D, *L, ell_len);
+  });
   CIS_CUDA_TRY(cudaGetLastError());
   CIS_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream)); /* before the dictionary goes */
 cleanup:

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 extern "C" {
 #include "base/util.h"
 #include "hamiltonian/rowgen_cuda.h"
@@ -192,6 +194,20 @@ __device__ void gen_offdiag(const gen_view &g, int64_t row, int lane, unsigned m
 static inline unsigned grid_for(int64_t nrows, int per) {
   int64_t b = (nrows + per - 1) / per;
   return (unsigned)CIS_MIN(b, (int64_t)1 << 20);
+}
+
+/* f(std::integral_constant<int, NL>()) for a row's lanes L (4, 8, 16 or 32): a kernel's launch
+ * for the lanes chosen at run time. */
+template <class F>
+static inline void by_lanes(int L, F f) {
+  if (L == 4)
+    f(std::integral_constant<int, 4>());
+  else if (L == 8)
+    f(std::integral_constant<int, 8>());
+  else if (L == 16)
+    f(std::integral_constant<int, 16>());
+  else
+    f(std::integral_constant<int, 32>());
 }
 
 /* Shared memory of a block of `groups` row groups. */
