@@ -105,6 +105,24 @@ static cis_err ranks_options(cis_options *o) {
   return CIS_OK;
 }
 
+/* Several ranks: each rank's build, upload and products, for the fastest and slowest. */
+static cis_err rank_times(cis_report *r, double t_matvec) {
+  int P = cis_comm_size();
+  if (P == 1) return CIS_OK;
+  double mine[3] = {r->t_space + r->t_hmat, r->t_upload, t_matvec}, *all = NULL;
+  CIS_CALL(cis_malloc(&all, (size_t)P * 3, sizeof *all, "ranks' times"));
+  cis_err e = cis_comm_allgather(mine, (int)sizeof mine, all);
+  for (int i = 0; i < 3 && e == CIS_OK; i++) {
+    r->rank_min[i] = r->rank_max[i] = all[i];
+    for (int p = 1; p < P; p++) {
+      r->rank_min[i] = CIS_MIN(r->rank_min[i], all[3 * p + i]);
+      r->rank_max[i] = CIS_MAX(r->rank_max[i], all[3 * p + i]);
+    }
+  }
+  cis_free(&all);
+  return e;
+}
+
 /* With several ranks, each solves on its rows: the checkpoint's whole vectors give way to this
  * rank's rows of them (be, the operator's backend: its part). */
 static cis_err restart_part(const cis_backend *be, cis_ckpt *ck) {
@@ -257,6 +275,7 @@ static cis_err run(int argc, char **argv, int *exit_code) {
   CIS_TRY(cis_pipeline_results(&pl, &opt, 1));
   rep.t_analysis = cis_wtime() - t0;
   rep.an = &pl.an;
+  CIS_TRY(rank_times(&rep, pl.res.t_matvec));
   cis_report_results(&rep, &pl.res, pl.s2);
   cis_output out = {.opt = &opt, .h = pl.h, .res = &pl.res, .s2 = pl.s2,
                     .version = CISOLVE_VERSION, .device_desc = pl.be->desc};

@@ -454,6 +454,11 @@ void cis_report_results(const cis_report *r, const cis_eig_result *res, const do
          "problems, residuals), checkpoints %.3f, <S^2> and analysis %.3f, rest %.3f\n",
          r->t_read, r->t_device, solver > 0 ? solver : 0.0, r->t_ckpt, r->t_analysis,
          rest > 0 ? rest : 0.0);
+  if (cis_comm_size() > 1) /* a rank waits for the slowest at its first collective step */
+    printf("ranks' times     build %.3f-%.3f s, upload %.3f-%.3f s, matvec %.3f-%.3f s (the "
+           "fastest and slowest of the %d ranks)\n",
+           r->rank_min[0], r->rank_max[0], r->rank_min[1], r->rank_max[1], r->rank_min[2],
+           r->rank_max[2], cis_comm_size());
   printf("peak memory      %s (host)\n", cis_format_bytes((double)cis_peak_rss(), b, sizeof b));
   /* The operator's own account: for a GPU, placement and the split of each product. */
   cis_operator_report(r->op, stdout);

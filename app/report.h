@@ -40,6 +40,8 @@ typedef struct {
    * and orthogonalisation: the guess, the projected problems, checkpoints), checkpoint writes
    * alone, and <S^2> with the analysis of the roots */
   double t_read, t_device, t_solve, t_ckpt, t_analysis;
+  /* several ranks: the fastest and slowest rank's build, upload and products (s) */
+  double rank_min[3], rank_max[3];
   int last_iter_printed;
   const cis_analysis *an; /* may be NULL */
   cis_report_meter meter;  /* cis_report_progress's */

@@ -18,6 +18,8 @@ mpi "$NP" "$CIS" "${opts[@]}" ${RANKS_OPTS:-} -o "$work/np.h5" --checkpoint "$wo
 grep -E "^ranks +$NP, rows of H and of the solver's vectors split by nonzeros" "$work/np.log" || fail "the report does not give the ranks"
 grep -qE "^ +split by rows over the ranks: rank 0 holds" "$work/np.log" ||
   fail "the report does not say that the solver's vectors are split by rows"
+grep -qE "^ranks' times +build [0-9.]+-[0-9.]+ s, upload .* of the $NP ranks\)" "$work/np.log" ||
+  fail "the report does not give the ranks' times"
 [ "$(grep -c '^results ' "$work/np.log")" -eq 1 ] || fail "not one report (rank 0's)"
 "$CMP" "$work/np.h5" "$work/one.ref" 1e-10 || fail "$NP ranks differ from one process"
 if [ "$REF" != "-" ]; then "$CMP" "$work/np.h5" "$REF" 1e-8 || fail "$NP ranks differ from the reference"; fi
