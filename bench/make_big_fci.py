@@ -3,7 +3,8 @@
 RHF orbitals and all 10 electrons: an FCI of 19,079,424 determinants whose Hamiltonian is
 larger than one GPU's memory (the streaming benchmark of docs/BENCHMARKS.md). No reference
 energy: PySCF's FCI at this size takes far longer than the benchmark itself. With NORB, the
-lowest NORB orbitals instead (18: 73,410,624 determinants), into h2o_631gs_casNORB.fcidump.
+lowest NORB orbitals instead (17: 38,291,344 determinants, the several-GPU benchmark; 18:
+73,410,624), into h2o_631gs_casNORB.fcidump.
 usage (repo root): python3 bench/make_big_fci.py [NORB]"""
 import sys
 
