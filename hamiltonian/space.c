@@ -424,11 +424,13 @@ static cis_err make_lookup(cis_space *s, const int64_t *keys) {
 
 /* Put determinants in our order; hd is in alpha-major order. */
 static cis_err apply_order(cis_space *s, const int64_t *order, const double *hd,
-                           const int64_t *keys) {
+                           const int64_t *keys, int nt) {
   int64_t n = s->ndet;
   CIS_CALL(cis_malloc(&s->det_ia, (size_t)n, sizeof(int32_t), "determinant alpha indices"));
   CIS_CALL(cis_malloc(&s->det_ib, (size_t)n, sizeof(int32_t), "determinant beta indices"));
   CIS_CALL(cis_malloc(&s->hdiag, (size_t)n, sizeof(double), "diagonal energies"));
+  /* order is a permutation: every d writes its own amaj_det[k] */
+#pragma omp parallel for schedule(static) num_threads(nt) if (n > 65536)
   for (int64_t d = 0; d < n; d++) {
     int64_t k = order[d];
     s->det_ia[d] = (int32_t)(keys[k] >> 32);
@@ -509,7 +511,7 @@ cis_err cis_space_build(const cis_integrals *ints, const cis_space_spec *spec,
   CIS_TRY(string_labels(s, ints));
   CIS_TRY(cis_malloc(&order, (size_t)nkeys, sizeof(int64_t), "determinant order"));
   CIS_TRY(cis_space_order(s, hd, keys, refpos, nr, order));
-  CIS_TRY(apply_order(s, order, hd, keys));
+  CIS_TRY(apply_order(s, order, hd, keys, nthreads_of(opts ? opts->nthreads : 0)));
   CIS_TRY(cis_space_ref_symmetry(s));
   *out = s;
   s = NULL;

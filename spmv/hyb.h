@@ -211,10 +211,10 @@ __host__ __device__
 #endif
 static inline int64_t cis_lane_pos(int64_t p0, int64_t p1, int v, int lanes, int64_t k) {
   if (lanes == 0) return p0 + k;
-  int lv = 0, lw;
+  int lv = 0, ll = 0;
   while ((1 << lv) < v) lv++;
-  lw = lv;
-  while ((1 << lw) < v * lanes) lw++;
+  while ((1 << ll) < lanes) ll++;
+  int lw = lv + ll;
   int64_t W = (int64_t)1 << lw, a = p0 & -(int64_t)v;
   int64_t first = (a + W < p1 ? a + W : p1) - p0; /* the first window's entries */
   if (k >= first) {
@@ -223,6 +223,8 @@ static inline int64_t cis_lane_pos(int64_t p0, int64_t p1, int v, int lanes, int
     k &= W - 1;
   }
   int64_t lo = a > p0 ? a : p0, hi = a + W < p1 ? a + W : p1;
+  if (lo == a && hi == a + W) /* a whole window: lane k mod lanes, component k / lanes */
+    return a + ((k & (lanes - 1)) << lv) + (k >> ll);
   for (int j = 0; j < v; j++) { /* component j: lanes l with lo <= a + v l + j < hi */
     int64_t num = lo - a - j, top = hi - 1 - a - j;
     int64_t lmin = num <= 0 ? 0 : (num + v - 1) >> lv;
