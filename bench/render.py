@@ -22,6 +22,7 @@ import argparse
 import csv
 import difflib
 import os
+import time
 import re
 import sys
 
@@ -273,15 +274,27 @@ def render_irrep():
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
+def one_rank_product(rows, r):
+    """The mean product of one rank for r's machine and case: of r's commit where it has one."""
+    ones = [x for x in rows if x["host"] == r["host"] and x["case"] == r["case"]
+            and x["ranks"] == "1"]
+    same = [x for x in ones if x["commit"] == r["commit"]] or ones
+    return sum(float(x["product_ms"]) for x in same) / len(same) if same else None
+
+
 def render_mpi():
     rows = device_order(load("mpi.csv"))
-    body = [[r["device"], r["case"], r["ndet"], r["ranks"], r["start"], r["threads"],
-             r["total_s"], r["build_s"], r["upload_s"], r["product_ms"], r["gather_ms"],
-             r["energy"]] for r in rows]
+    body = []
+    for r in rows:
+        one = one_rank_product(rows, r)
+        vs = "%.2fx" % (one / float(r["product_ms"])) if one and r["ranks"] != "1" else ""
+        body.append([r["device"], r["case"], r["ndet"], r["ranks"], r["start"], r["threads"],
+                     r["total_s"], r["build_s"], r["upload_s"], r["product_ms"], vs,
+                     r["gather_ms"], r["energy"]])
     out = table([("device", 0), ("case", 0), ("determinants", 1), ("ranks", 1), ("run", 0),
                  ("threads a rank", 1), ("to solution (s)", 1), ("build (s)", 1),
-                 ("upload (s)", 1), ("product (ms)", 1), ("gather (ms)", 1),
-                 ("energy (Eh)", 1)], body)
+                 ("upload (s)", 1), ("product (ms)", 1), ("product vs 1 rank", 1),
+                 ("gather (ms)", 1), ("energy (Eh)", 1)], body)
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
@@ -320,17 +333,22 @@ def render_rowgen_gpu():
     return out + ["", "Runs:", ""] + runs_list(rows)
 
 
+def nearest_pyscf(rows, r, field):
+    """PySCF's `field` for r's device and case from the PySCF run nearest r in time (the same
+    machine where the notes say so), or None."""
+    when = lambda x: time.mktime(time.strptime(x["date"], "%Y-%m-%d %H:%M UTC"))
+    ps = [x for x in rows if x["program"].startswith("PySCF") and x[field]
+          and (x["device"], x["case"]) == (r["device"], r["case"])]
+    return float(min(ps, key=lambda x: abs(when(x) - when(r)))[field]) if ps else None
+
+
 def render_matrix_free():
     rows = device_order(load("matrix_free.csv"))
-    py = {(r["device"], r["case"]): float(r["time_to_solution_s"]) for r in rows
-          if r["program"].startswith("PySCF") and r["time_to_solution_s"]}
-    sigma = {(r["device"], r["case"]): float(r["product_ms"]) for r in rows
-             if r["program"].startswith("PySCF") and r["product_ms"]}
     body = []
     for r in rows:
-        p = py.get((r["device"], r["case"]))
         mine = not r["program"].startswith("PySCF")
-        q = sigma.get((r["device"], r["case"]))
+        p = nearest_pyscf(rows, r, "time_to_solution_s")
+        q = nearest_pyscf(rows, r, "product_ms")
         body.append([r["device"], r["case"], r["program"], r["run"] or "-",
                      r["time_to_solution_s"] or "-", r["wall_s"] or "-", r["build_s"] or "-",
                      r["upload_s"] or "-", r["product_ms"],
