@@ -25,6 +25,7 @@ void cis_pipeline_free_solve(cis_pipeline *pl) {
   cis_backend_destroy(&pl->be);
   cis_hmat_destroy(&pl->h);
   cis_free(&pl->bounds);
+  cis_nccl_destroy(&pl->nccl);
   cis_space *space = pl->space;
   memset(pl, 0, sizeof *pl);
   pl->space = space;
@@ -128,6 +129,15 @@ static cis_err split_built(cis_pipeline *pl) {
   return cis_hmat_keep_rows(pl->h, pl->bounds[me], pl->bounds[me + 1], &pl->nnz_local);
 }
 
+/* GPU ranks: NCCL's set-up begun now, on a helper thread, so that it overlaps the build (every
+ * rank with a GPU, or none); where it cannot begin, the operator sets NCCL up or gathers through
+ * the host, and says why. */
+static void start_nccl(cis_pipeline *pl, const cis_options *o) {
+  int want = o->device != CIS_DEVICE_CPU && cis_backend_cuda_device_count() > 0;
+  if (cis_comm_or(!want)) return;
+  if (cis_nccl_start(o->device_index, &pl->nccl) != CIS_OK) cis_error_clear();
+}
+
 /* Several ranks store their rows or all generate them, as rank 0 decided: --matrix-free auto
  * weighs each rank's threads and GPU, which may differ between nodes. */
 static cis_err agree_matrix_free(cis_pipeline *pl, const cis_options *o) {
@@ -150,6 +160,7 @@ cis_err cis_pipeline_hamiltonian(cis_pipeline *pl, const cis_options *o, const c
     /* the plan's decisions (app/plan.c says why), executed: the build's options and pool */
     cis_plan_decide(o, cis_space_ndet(pl->space), pl->space, &pl->dec);
     if (cis_comm_size() > 1) CIS_CALL(agree_matrix_free(pl, o));
+    if (cis_comm_size() > 1) start_nccl(pl, o);
     CIS_CALL(cis_plan_check_vectors(o, pl->dec.n, pl->dec.ci, pl->dec.gpu));
     cis_plan_hmat_opts(o, &pl->dec, &hopt);
     hopt.progress = progress;
@@ -249,7 +260,7 @@ cis_err cis_pipeline_backend(cis_pipeline *pl, const cis_options *o) {
   if (pl->bounds) { /* several ranks: each product gathers the rows from their owners */
     cis_operator *local = pl->op;
     pl->op = NULL;
-    cis_err e = cis_dist_op_create(&local, pl->bounds, pl->nnz_local, &pl->op);
+    cis_err e = cis_dist_op_create(&local, pl->bounds, pl->nnz_local, &pl->nccl, &pl->op);
     cis_operator_destroy(&local);
     CIS_CALL(e);
   }

@@ -55,6 +55,7 @@ typedef struct {
    * split) and this rank's nonzeros; NULL with one process. */
   int64_t *bounds;
   int64_t nnz_local;
+  struct cis_nccl *nccl; /* GPU ranks: NCCL's set-up, begun before the build, for the operator */
 } cis_pipeline;
 
 void cis_pipeline_init(cis_pipeline *pl);

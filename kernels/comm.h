@@ -69,8 +69,11 @@ cis_err cis_comm_gather_rows(double *Y, int64_t n, int k, const int64_t *bounds)
 /* Between the GPUs of the ranks (one each; a CUDA build with NCCL and MPI): a communicator on
  * the CUDA backend `be`'s device and stream (CIS_ERR_NOT_COMPILED without NCCL, when the caller
  * gathers through the host instead), and the rows of k device vectors gathered from their owners
- * as cis_comm_gather_rows does on the host, ordered on be's stream. */
+ * as cis_comm_gather_rows does on the host, ordered on be's stream. cis_nccl_start begins its
+ * set-up on GPU `device` on a helper thread, so that it runs while the matrix is built;
+ * cis_nccl_create finishes a started one (*out), or sets one up (*out NULL). Both collective. */
 typedef struct cis_nccl cis_nccl;
+cis_err cis_nccl_start(int device, cis_nccl **out);
 cis_err cis_nccl_create(cis_backend *be, cis_nccl **out);
 cis_err cis_nccl_gather_rows(cis_nccl *c, double *Y, int64_t n, int k, const int64_t *bounds);
 void cis_nccl_destroy(cis_nccl **c);

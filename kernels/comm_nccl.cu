@@ -4,6 +4,8 @@
  * the backend's stream. (One ncclBroadcast per owner, in a group, took 32 ms a product where the
  * all-gather takes well under one on 4 H200s: docs/design-notes.md.) */
 #include <nccl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +27,12 @@ struct cis_nccl {
   cudaStream_t stream;
   double *buf; /* ranks x the longest rank's rows */
   int64_t cap;
+  /* the set-up (ncclCommInitRank on `device`), on a helper thread from cis_nccl_start */
+  ncclUniqueId id;
+  int device;
+  pthread_t init;
+  int running;            /* the helper thread is to be joined */
+  ncclResult_t init_result;
 };
 
 /* Whether two ranks share a GPU (the same host and PCI address): NCCL refuses that, and its
@@ -47,9 +55,31 @@ static cis_err gpu_shared(int *shared) {
   return e;
 }
 
-extern "C" cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
+/* The helper thread: the communicator's set-up, which waits for every rank's (signals stay
+ * with the main thread). */
+static void *init_main(void *arg) {
+  cis_nccl *c = (cis_nccl *)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  c->init_result = cudaSetDevice(c->device) == cudaSuccess
+                       ? ncclCommInitRank(&c->comm, cis_comm_size(), c->id, cis_comm_rank())
+                       : ncclUnhandledCudaError;
+  return NULL;
+}
+
+static void init_join(cis_nccl *c) {
+  if (c->running) pthread_join(c->init, NULL);
+  c->running = 0;
+}
+
+extern "C" cis_err cis_nccl_start(int device, cis_nccl **out) {
   *out = NULL;
-  int shared = 0;
+  int dev = device < 0 ? 0 : device, shared = 0;
+  /* every rank on its GPU, or none goes on: the steps below are collective */
+  int bad = cudaSetDevice(dev) != cudaSuccess;
+  (void)cudaGetLastError();
+  CIS_CHECK(!cis_comm_or(bad), CIS_ERR_RESOURCE, "a rank could not select its GPU for NCCL");
   CIS_CALL(gpu_shared(&shared));
   CIS_CHECK(!shared, CIS_ERR_RESOURCE, "two ranks share a GPU, which NCCL does not allow");
   /* rank 0's id, or its failure, reaches every rank: none is left waiting */
@@ -62,13 +92,29 @@ extern "C" cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
   CIS_CHECK(u.ok, CIS_ERR_RESOURCE, "ncclGetUniqueId failed on rank 0");
   cis_nccl *c = NULL;
   CIS_CALL(cis_calloc(&c, 1, sizeof *c, "NCCL communicator"));
-  c->stream = cis_backend_cuda_stream(be);
-  ncclResult_t r = ncclCommInitRank(&c->comm, cis_comm_size(), u.id, cis_comm_rank());
-  if (r != ncclSuccess) {
-    cis_free(&c);
+  c->id = u.id;
+  c->device = dev;
+  c->running = pthread_create(&c->init, NULL, init_main, c) == 0;
+  if (!c->running) init_main(c); /* no thread: set up here */
+  *out = c;
+  return CIS_OK;
+}
+
+extern "C" cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
+  if (!*out) {
+    int dev = 0;
+    CIS_CHECK(cudaGetDevice(&dev) == cudaSuccess, CIS_ERR_RESOURCE, "no current GPU for NCCL");
+    CIS_CALL(cis_nccl_start(dev, out));
+  }
+  cis_nccl *c = *out;
+  init_join(c);
+  if (c->init_result != ncclSuccess) {
+    ncclResult_t r = c->init_result;
+    c->comm = NULL;
+    cis_nccl_destroy(out);
     CIS_ERROR(CIS_ERR_RESOURCE, "ncclCommInitRank failed: %s", ncclGetErrorString(r));
   }
-  *out = c;
+  c->stream = cis_backend_cuda_stream(be);
   return CIS_OK;
 }
 
@@ -107,7 +153,8 @@ extern "C" cis_err cis_nccl_gather_rows(cis_nccl *c, double *Y, int64_t n, int k
 
 extern "C" void cis_nccl_destroy(cis_nccl **c) {
   if (!c || !*c) return;
-  ncclCommDestroy((*c)->comm);
+  init_join(*c);
+  if ((*c)->comm) ncclCommDestroy((*c)->comm);
   if ((*c)->buf) cudaFree((*c)->buf);
   cis_free(c);
 }

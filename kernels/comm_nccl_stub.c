@@ -2,6 +2,11 @@
  * (kernels/comm.h). */
 #include "kernels/comm.h"
 
+cis_err cis_nccl_start(int device, cis_nccl **out) {
+  (void)device;
+  *out = NULL;
+  CIS_ERROR(CIS_ERR_NOT_COMPILED, "built without NCCL");
+}
 cis_err cis_nccl_create(cis_backend *be, cis_nccl **out) {
   (void)be;
   *out = NULL;

@@ -119,7 +119,7 @@ static void dist_destroy(cis_operator *op) {
 static const cis_operator_ops dist_ops = {dist_apply, dist_report, dist_destroy};
 
 cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t nnz_local,
-                           cis_operator **out) {
+                           cis_nccl **started, cis_operator **out) {
   cis_err err = CIS_OK;
   CIS_CLEANUP_FUNCTION;
   dist_impl *d = NULL;
@@ -138,6 +138,11 @@ cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t 
   if (cis_comm_or(l->be->is_device ? 1 : 2) == 3)
     CIS_FAIL(CIS_ERR_RESOURCE, "some ranks run on a GPU and others on the CPU (--device auto "
              "found no usable GPU on some): give every rank a GPU, or run --device cpu");
+  if (started) { /* ours: used between GPUs, else ended */
+    d->nccl = *started;
+    *started = NULL;
+    if (!l->be->is_device) cis_nccl_destroy(&d->nccl);
+  }
   if (l->be->is_device) { /* NCCL where every rank has it, else through the host */
     cis_err e = cis_nccl_create(l->be, &d->nccl);
     if (e != CIS_OK) {

@@ -100,7 +100,10 @@ cis_err cis_dense_op_create(cis_backend *be, int64_t n, const double *A, int64_t
 /* Whole vectors such an operator gathers for one pass of the local operator, at most: its
  * products of more vectors run in passes of this many. */
 #define CIS_DIST_CHUNK 8
+/* started: a communicator between the ranks' GPUs whose set-up cis_nccl_start began (taken, left
+ * NULL), or NULL: the operator sets one up where every rank is on a GPU. */
+struct cis_nccl;
 cis_err cis_dist_op_create(cis_operator **local, const int64_t *bounds, int64_t nnz_local,
-                           cis_operator **out);
+                           struct cis_nccl **started, cis_operator **out);
 
 #endif
