@@ -248,7 +248,7 @@ static cis_err make_operator(const cis_options *o, const cis_hmat *h, cis_backen
 
 cis_err cis_pipeline_backend(cis_pipeline *pl, const cis_options *o) {
   double t0 = cis_wtime();
-  cis_backend_cuda_prewarm_join();
+  cis_backend_cuda_prewarm_wait();
   CIS_CALL(make_backend(o, pl->h, &pl->be));
   pl->t_device = cis_wtime() - t0;
   t0 = cis_wtime();

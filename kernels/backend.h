@@ -118,10 +118,12 @@ typedef struct {
 cis_err cis_backend_cuda_props(int device, cis_gpu_props *out);
 /* Start the CUDA context of `device` (< 0: device 0) on a helper thread, so that it overlaps
  * the host's work until cis_backend_create_cuda (starting a context is a visible part of a short
- * run); cis_backend_cuda_prewarm_join waits for it and must come before cis_backend_create_cuda and
- * before exit. Failures are left to cis_backend_create_cuda to find and report. No-op without
- * CUDA. */
+ * run), and load the solver's cuBLAS kernels there once a process. cis_backend_cuda_prewarm_wait
+ * waits for the context and must come before cis_backend_create_cuda;
+ * cis_backend_cuda_prewarm_join waits for the thread and must come before exit. Failures are
+ * left to cis_backend_create_cuda to find and report. No-ops without CUDA. */
 void cis_backend_cuda_prewarm(int device);
+void cis_backend_cuda_prewarm_wait(void);
 void cis_backend_cuda_prewarm_join(void);
 void cis_backend_destroy(cis_backend **be);
 

@@ -245,23 +245,72 @@ extern "C" cis_err cis_backend_cuda_props(int device, cis_gpu_props *out) {
 
 /* The context start-up on a helper thread (cis_backend_cuda_prewarm): the primary context is
  * shared by every thread of the process, so the main thread's cudaFree(0) in pick_device then
- * finds it started. Signals stay with the main thread. */
+ * finds it started. Then, once a process, the thread runs cuBLAS's routines of the solver on
+ * small tall blocks (the shapes of its projections and updates, 1 and 8 vectors) on a stream of
+ * its own, so that a first process loads their kernels while it builds and solves rather than
+ * in its first iterations; nothing waits for that part but the exit. Signals stay with the main
+ * thread. */
 static pthread_t g_prewarm;
-static int g_prewarm_running = 0;
+static int g_prewarm_running = 0, g_blas_warm = 0, g_context_up = 0;
+static pthread_mutex_t g_prewarm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_prewarm_cv = PTHREAD_COND_INITIALIZER;
+
+static void prewarm_blas(void) {
+  const int64_t n = (int64_t)1 << 18;
+  const double one = 1.0, zero = 0.0;
+  cublasHandle_t h = NULL;
+  cudaStream_t st = NULL;
+  double *a = NULL, *g = NULL, r = 0.0;
+  if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess) return;
+  if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS && cublasSetStream(h, st) == CUBLAS_STATUS_SUCCESS &&
+      cudaMallocAsync((void **)&a, (size_t)n * 16 * sizeof *a, st) == cudaSuccess &&
+      cudaMallocAsync((void **)&g, 64 * sizeof *g, st) == cudaSuccess &&
+      cudaMemsetAsync(a, 0, (size_t)n * 16 * sizeof *a, st) == cudaSuccess &&
+      cudaMemsetAsync(g, 0, 64 * sizeof *g, st) == cudaSuccess) {
+    for (int k = 1; k <= 8; k += 7) {
+      cublasDgemm_64(h, CUBLAS_OP_T, CUBLAS_OP_N, 8, k, n, &one, a, n, a + 8 * n, n, &zero, g, 8);
+      cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, k, 8, &one, a, n, g, 8, &zero, a + 8 * n, n);
+    }
+    cublasDdot_64(h, n, a, 1, a + n, 1, &r);
+    cublasDaxpy_64(h, n, &one, a, 1, a + n, 1);
+    cublasDscal_64(h, n, &one, a, 1);
+  }
+  if (a) cudaFreeAsync(a, st);
+  if (g) cudaFreeAsync(g, st);
+  cudaStreamSynchronize(st);
+  if (h) cublasDestroy(h);
+  cudaStreamDestroy(st);
+}
 
 static void *prewarm_main(void *arg) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
-  if (cudaSetDevice((int)(intptr_t)arg) == cudaSuccess) (void)cudaFree(0);
+  int ok = cudaSetDevice((int)(intptr_t)arg) == cudaSuccess && cudaFree(0) == cudaSuccess;
+  pthread_mutex_lock(&g_prewarm_mu);
+  g_context_up = 1;
+  pthread_cond_broadcast(&g_prewarm_cv);
+  pthread_mutex_unlock(&g_prewarm_mu);
+  if (ok && !g_blas_warm) {
+    g_blas_warm = 1;
+    prewarm_blas();
+  }
   (void)cudaGetLastError();
   return NULL;
 }
 
 extern "C" void cis_backend_cuda_prewarm(int device) {
   if (g_prewarm_running) return;
+  g_context_up = 0;
   g_prewarm_running = pthread_create(&g_prewarm, NULL, prewarm_main,
                                      (void *)(intptr_t)(device < 0 ? 0 : device)) == 0;
+}
+
+extern "C" void cis_backend_cuda_prewarm_wait(void) {
+  if (!g_prewarm_running) return;
+  pthread_mutex_lock(&g_prewarm_mu);
+  while (!g_context_up) pthread_cond_wait(&g_prewarm_cv, &g_prewarm_mu);
+  pthread_mutex_unlock(&g_prewarm_mu);
 }
 
 extern "C" void cis_backend_cuda_prewarm_join(void) {

@@ -31,4 +31,5 @@ cis_err cis_backend_cuda_props(int device, cis_gpu_props *out) {
 
 void cis_backend_cuda_prewarm(int device) { (void)device; }
 
+void cis_backend_cuda_prewarm_wait(void) {}
 void cis_backend_cuda_prewarm_join(void) {}
