@@ -62,18 +62,30 @@ def ratio(a, b):
 
 
 def runs_list(rows):
-    """One line per run (device, machine, commit, date, command) of the rows, in their order."""
-    seen, out = set(), []
+    """One line per run (device, machine, commit, command, note) of the rows, in their order;
+    runs that differ only in their start minute are one line with the range of times."""
+    order, dates = [], {}
     for r in rows:
         where = r.get("gpu") or r.get("host") or ""
-        key = (r["device"], where, r["commit"], r["date"], r["command"])
-        if key in seen:
-            continue
-        seen.add(key)
+        key = (r["device"], where, r["commit"], r["command"], r.get("note") or "")
+        if key not in dates:
+            order.append(key)
+            dates[key] = []
+        if r["date"] not in dates[key]:
+            dates[key].append(r["date"])
+    out = []
+    for dev, where, commit, command, note in order:
+        ds = sorted(dates[(dev, where, commit, command, note)])
+        if len(ds) == 1:
+            when = ds[0]
+        elif ds[0][:10] == ds[-1][:10]:  # one day: "2026-11-27 16:23-16:24 UTC"
+            when = "%s-%s" % (ds[0][:-4], ds[-1][11:])
+        else:
+            when = "%s to %s" % (ds[0], ds[-1])
         out.append("- %s%s, commit %s, %s: %s%s" % (
-            r["device"], ": " + where if where and where != r["device"] else "", r["commit"],
-            r["date"], "`%s`" % r["command"] if r["command"] else "command not recorded",
-            " (%s)" % r["note"] if r.get("note") else ""))
+            dev, ": " + where if where and where != dev else "", commit, when,
+            "`%s`" % command if command else "command not recorded",
+            " (%s)" % note if note else ""))
     return out
 
 
