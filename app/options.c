@@ -248,6 +248,17 @@ static cis_err copy_path(char *dst, const char *v, const char *what) {
 }
 
 /* Apply one option by name; `v` is NULL for flags. */
+/* --build and --regen: where a GPU run makes rows, gpu (*host = 0) or host (*host = 1). */
+static cis_err gpu_or_host(const char *v, const char *opt, int *host) {
+  if (strcmp(v, "gpu") == 0)
+    *host = 0;
+  else if (strcmp(v, "host") == 0)
+    *host = 1;
+  else
+    CIS_ERROR(CIS_ERR_USAGE, "%s: unknown place '%s' (expected gpu or host)", opt, v);
+  return CIS_OK;
+}
+
 static cis_err apply_option(cis_options *o, const char *name, const char *v) {
   long l;
   if (strcmp(name, "nroots") == 0) {
@@ -335,19 +346,9 @@ static cis_err apply_option(cis_options *o, const char *name, const char *v) {
     else
       CIS_ERROR(CIS_ERR_USAGE, "--matrix-free: unknown mode '%s' (expected on, off or auto)", v);
   } else if (strcmp(name, "build") == 0) {
-    if (strcmp(v, "gpu") == 0)
-      o->build_host = 0;
-    else if (strcmp(v, "host") == 0)
-      o->build_host = 1;
-    else
-      CIS_ERROR(CIS_ERR_USAGE, "--build: unknown place '%s' (expected gpu or host)", v);
+    CIS_CALL(gpu_or_host(v, "--build", &o->build_host));
   } else if (strcmp(name, "regen") == 0) {
-    if (strcmp(v, "gpu") == 0)
-      o->regen_host = 0;
-    else if (strcmp(v, "host") == 0)
-      o->regen_host = 1;
-    else
-      CIS_ERROR(CIS_ERR_USAGE, "--regen: unknown place '%s' (expected gpu or host)", v);
+    CIS_CALL(gpu_or_host(v, "--regen", &o->regen_host));
   } else if (strcmp(name, "threads") == 0) {
     CIS_CALL(int_in(v, "--threads", 1, 4096, &l));
     o->threads = (int)l;
